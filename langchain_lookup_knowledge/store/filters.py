@@ -1,0 +1,123 @@
+"""Safe Milvus boolean expressions from structured filters: no value can change their meaning.
+
+Field names are validated against an identifier pattern (or a ``metadata["key"]`` JSON path whose
+key is escaped); values become quoted, escaped string literals or plain numbers and booleans.
+
+Example:
+    >>> CategoryFilter("db").to_expr("category")
+    'category == "db"'
+    >>> filter_to_expr({"tenant": 'a" or 1==1', "level": [1, 2]})
+    '(tenant == "a\\\\" or 1==1") and (level in [1, 2])'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from langchain_lookup_knowledge.errors import UnsafeFilterError
+
+FilterValue = str | int | float | bool | Sequence[str | int | float | bool]
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
+_JSON_PATH = re.compile(r'^([A-Za-z_][A-Za-z0-9_]{0,254})\[(.+)\]$')
+
+
+def validate_identifier(name: str, what: str = "field name") -> str:
+    """Return ``name`` if it is a plain Milvus identifier, else raise :class:`UnsafeFilterError`."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise UnsafeFilterError(
+            f"invalid {what} {name!r}: use letters, digits and underscores, starting with a letter"
+        )
+    return name
+
+
+def quote_string(value: str) -> str:
+    """A double-quoted Milvus string literal; backslashes, quotes and control chars escaped."""
+    out = ['"']
+    for ch in value:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def literal(value: str | int | float | bool) -> str:
+    """A Milvus literal for one scalar value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnsafeFilterError(f"filter value {value!r} is not a finite number")
+        return repr(value)
+    if isinstance(value, str):
+        return quote_string(value)
+    raise UnsafeFilterError(f"unsupported filter value type {type(value).__name__}: {value!r}")
+
+
+def field_ref(field: str) -> str:
+    """A field reference: ``name`` or ``metadata["key"]`` (the key escaped)."""
+    match = _JSON_PATH.match(field)
+    if match:
+        inner = match.group(2)
+        key = inner[1:-1] if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "\"'" else inner
+        return f"{validate_identifier(match.group(1))}[{quote_string(key)}]"
+    return validate_identifier(field)
+
+
+def condition(field: str, value: FilterValue) -> str:
+    """``field == value`` or, for a list, ``field in [...]``."""
+    ref = field_ref(field)
+    if isinstance(value, str | int | float | bool):
+        return f"{ref} == {literal(value)}"
+    if isinstance(value, Sequence):
+        values = list(value)
+        if not values:
+            raise UnsafeFilterError(f"filter on {field!r} has an empty list of values")
+        return f"{ref} in [{', '.join(literal(v) for v in values)}]"
+    raise UnsafeFilterError(f"unsupported filter value for {field!r}: {value!r}")
+
+
+def filter_to_expr(filters: Mapping[str, FilterValue] | None) -> str | None:
+    """AND of one condition per mapping entry; None for no filter."""
+    if not filters:
+        return None
+    parts = [condition(field, value) for field, value in filters.items()]
+    return " and ".join(f"({p})" for p in parts)
+
+
+def and_exprs(*exprs: str | None) -> str | None:
+    """AND the non-empty expressions together (each parenthesised)."""
+    present = [e for e in exprs if e]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return " and ".join(f"({e})" for e in present)
+
+
+@dataclass(frozen=True)
+class CategoryFilter:
+    """The L0-derived category filter: the only filter a retry may relax."""
+
+    category: str
+
+    def to_expr(self, category_field: str | None, metadata_field: str = "metadata") -> str:
+        """Expression on the scalar field, or on ``metadata["category"]`` without one."""
+        field = category_field or f'{metadata_field}["category"]'
+        return condition(field, self.category)

@@ -1,0 +1,240 @@
+"""Create or open the chunk and catalog collections, and check they fit the configuration.
+
+The chunk collection: ``pk`` (evidenceKey), ``text`` (analysed for BM25 where the server can),
+``vector``, ``sparse`` (BM25 function output), ``metadata`` (JSON), ``category`` and ``source``
+(scalars: filtering on a JSON path is ~30x slower). Field names are configuration; an existing
+collection's real schema and index decide what is used.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
+from langchain_lookup_knowledge.settings import LookupSettings
+
+logger = logging.getLogger(__name__)
+
+CATALOG_VECTOR_FIELD = "_placeholder_vector"  # Milvus requires a vector field in every collection
+MAX_TEXT = 65535
+
+
+@dataclass(frozen=True)
+class CollectionLayout:
+    """What an opened chunk collection really has (None: the field is absent)."""
+
+    name: str
+    id_field: str
+    content_field: str
+    vector_field: str
+    dimension: int
+    metric_type: str
+    index_type: str
+    sparse_field: str | None
+    metadata_field: str | None
+    category_field: str | None
+    source_field: str | None
+    analyzer: str | None
+
+    @property
+    def has_bm25(self) -> bool:
+        """True when the collection has a BM25 sparse field (hybrid / sparse retrieval)."""
+        return self.sparse_field is not None
+
+    @property
+    def scalar_fields(self) -> list[str]:
+        """Output fields to request with every search."""
+        fields = [self.id_field, self.content_field]
+        for name in (self.metadata_field, self.category_field, self.source_field):
+            if name and name not in fields:
+                fields.append(name)
+        return fields
+
+    def category_ref(self) -> str:
+        """The field a category filter is put on."""
+        if self.category_field:
+            return self.category_field
+        return f'{self.metadata_field or "metadata"}["category"]'
+
+    def source_ref(self) -> str:
+        """The field a source filter is put on."""
+        if self.source_field:
+            return self.source_field
+        return f'{self.metadata_field or "metadata"}["source"]'
+
+
+def dense_index_params(settings: LookupSettings) -> dict[str, Any]:
+    """Explicit dense index parameters (never rely on the server's defaults)."""
+    params: dict[str, Any] = {}
+    if settings.index_type == "HNSW":
+        params = {"M": settings.hnsw_m, "efConstruction": settings.hnsw_ef_construction}
+    elif settings.index_type == "IVF_FLAT":
+        params = {"nlist": 128}
+    return {"index_type": settings.index_type, "metric_type": settings.metric_type, "params": params}
+
+
+def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> dict[str, Any]:
+    """Explicit dense search parameters for the collection's index."""
+    params: dict[str, Any] = {}
+    if layout.index_type == "HNSW":
+        params = {"ef": max(settings.hnsw_ef, settings.candidate_k)}
+    elif layout.index_type == "IVF_FLAT":
+        params = {"nprobe": 16}
+    return {"metric_type": layout.metric_type, "params": params}
+
+
+def _create_chunk_collection(
+    client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
+) -> None:
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field(settings.id_field, DataType.VARCHAR, max_length=1024, is_primary=True)
+    text_kwargs: dict[str, Any] = {"max_length": MAX_TEXT}
+    if analyzer:
+        text_kwargs |= {"enable_analyzer": True, "analyzer_params": {"tokenizer": analyzer}}
+        if analyzer == "standard":
+            text_kwargs["analyzer_params"] = {"type": "standard"}
+    schema.add_field(settings.content_field, DataType.VARCHAR, **text_kwargs)
+    schema.add_field(settings.vector_field, DataType.FLOAT_VECTOR, dim=dimension)
+    schema.add_field(settings.metadata_field, DataType.JSON)
+    if settings.category_field:
+        schema.add_field(settings.category_field, DataType.VARCHAR, max_length=512)
+    if settings.source_field:
+        schema.add_field(settings.source_field, DataType.VARCHAR, max_length=1024)
+    index = client.prepare_index_params()
+    dense = dense_index_params(settings)
+    index.add_index(settings.vector_field, **dense)
+    if analyzer:
+        schema.add_field(settings.sparse_field, DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name=f"{settings.content_field}_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=[settings.content_field],
+                output_field_names=[settings.sparse_field],
+            )
+        )
+        index.add_index(
+            settings.sparse_field,
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params={"inverted_index_algo": "DAAT_MAXSCORE"},
+        )
+    client.create_collection(settings.collection, schema=schema, index_params=index)
+
+
+def ensure_chunk_collection(
+    client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
+) -> CollectionLayout:
+    """Open the chunk collection, creating it (with BM25 where the server supports it)."""
+    if not client.has_collection(settings.collection):
+        try:
+            _create_chunk_collection(client, settings, dimension, analyzer)
+        except Exception as exc:
+            if analyzer is None:
+                raise
+            # Milvus < 2.5 has no BM25 function: keep a dense-only collection, say so.
+            logger.warning(
+                "this Milvus cannot build a BM25 field (%s); creating a dense-only collection",
+                str(exc).splitlines()[0][:200],
+            )
+            if client.has_collection(settings.collection):
+                client.drop_collection(settings.collection)
+            _create_chunk_collection(client, settings, dimension, None)
+    return describe_chunk_collection(client, settings, dimension)
+
+
+def describe_chunk_collection(
+    client: MilvusClient, settings: LookupSettings, dimension: int | None
+) -> CollectionLayout:
+    """Read an existing collection's schema and index; fail clearly when it does not fit."""
+    name = settings.collection
+    if not client.has_collection(name):
+        msg = (
+            f"collection {name!r} does not exist at {settings.resolved_milvus_uri}: "
+            "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
+        )
+        raise StoreUnavailableError(msg)
+    info = client.describe_collection(name)
+    fields = {f["name"]: f for f in info.get("fields", [])}
+    for role, field_name in (
+        ("id_field", settings.id_field),
+        ("content_field", settings.content_field),
+        ("vector_field", settings.vector_field),
+    ):
+        if field_name not in fields:
+            msg = (
+                f"collection {name!r} has no field {field_name!r} (setting {role}); "
+                f"its fields are {sorted(fields)}"
+            )
+            raise SchemaMismatchError(msg)
+    vector = fields[settings.vector_field]
+    actual_dim = int(vector.get("params", {}).get("dim", 0))
+    if dimension is not None and actual_dim != dimension:
+        msg = (
+            f"collection {name!r} stores {actual_dim}-dimensional vectors but the embedder "
+            f"makes {dimension}-dimensional ones: use the embedder the collection was built "
+            "with, or ingest into a new collection"
+        )
+        raise SchemaMismatchError(msg)
+    index = client.describe_index(name, settings.vector_field) or {}
+    metric = str(index.get("metric_type") or settings.metric_type).upper()
+    if metric != settings.metric_type:
+        msg = (
+            f"collection {name!r} indexes {settings.vector_field!r} with metric {metric}, "
+            f"but metric_type is {settings.metric_type}: set LOOKUP_KNOWLEDGE_METRIC_TYPE={metric}"
+        )
+        raise SchemaMismatchError(msg)
+    sparse = settings.sparse_field if settings.sparse_field in fields else None
+    if sparse is not None and not _has_bm25_function(info, sparse):
+        sparse = None
+    text_params = fields[settings.content_field].get("params", {})
+    analyzer = None
+    if sparse is not None:
+        analyzer = "jieba" if "jieba" in str(text_params.get("analyzer_params", "")) else "standard"
+    metadata = settings.metadata_field if settings.metadata_field in fields else None
+    return CollectionLayout(
+        name=name,
+        id_field=settings.id_field,
+        content_field=settings.content_field,
+        vector_field=settings.vector_field,
+        dimension=actual_dim,
+        metric_type=metric,
+        index_type=str(index.get("index_type") or settings.index_type).upper(),
+        sparse_field=sparse,
+        metadata_field=metadata,
+        category_field=settings.category_field if settings.category_field in fields else None,
+        source_field=settings.source_field if settings.source_field in fields else None,
+        analyzer=analyzer,
+    )
+
+
+def _has_bm25_function(info: dict[str, Any], sparse_field: str) -> bool:
+    for function in info.get("functions", []) or []:
+        outputs = function.get("output_field_names") or []
+        kind = str(function.get("type", ""))
+        if sparse_field in outputs and ("BM25" in kind.upper() or kind == "1"):
+            return True
+    return False
+
+
+def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) -> str:
+    """Open (or create) the L0 catalog collection; it lives in Milvus so remote servers work."""
+    name = settings.resolved_catalog_collection
+    if client.has_collection(name):
+        return name
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("source", DataType.VARCHAR, max_length=1024, is_primary=True)
+    schema.add_field("title", DataType.VARCHAR, max_length=2048)
+    schema.add_field("category", DataType.VARCHAR, max_length=512)
+    schema.add_field("content_hash", DataType.VARCHAR, max_length=64)
+    schema.add_field("chunk_count", DataType.INT64)
+    schema.add_field("info", DataType.JSON)
+    schema.add_field(CATALOG_VECTOR_FIELD, DataType.FLOAT_VECTOR, dim=2)
+    index = client.prepare_index_params()
+    index.add_index(CATALOG_VECTOR_FIELD, index_type="FLAT", metric_type="L2")
+    client.create_collection(name, schema=schema, index_params=index)
+    return name
