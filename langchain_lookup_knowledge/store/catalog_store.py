@@ -8,29 +8,30 @@ from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.store.filters import condition
-from langchain_lookup_knowledge.store.schema import CATALOG_VECTOR_FIELD
+from langchain_lookup_knowledge.store.schema import CATALOG_VECTOR_FIELD, ensure_loaded
 
 _OUTPUT = ["source", "title", "category", "content_hash", "chunk_count", "info"]
 _PAGE = 1000
+_WINDOW = 16384
 
 
 def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:
     """Every catalog entry, in source order; an absent collection is an empty catalog."""
     if not client.has_collection(collection):
         return []
-    entries: list[CatalogEntry] = []
-    iterator = client.query_iterator(
-        collection, batch_size=_PAGE, filter='source != ""', output_fields=_OUTPUT
-    )
-    try:
-        while True:
-            page = iterator.next()
-            if not page:
-                break
-            entries.extend(CatalogEntry.from_row(row) for row in page)
-    finally:
-        iterator.close()
-    return sorted(entries, key=lambda e: e.source)
+    ensure_loaded(client, collection)
+    rows = client.query(collection, filter='source != ""', output_fields=_OUTPUT, limit=_WINDOW)
+    if len(rows) >= _WINDOW:  # past Milvus's query window: page through an iterator
+        rows = []
+        iterator = client.query_iterator(
+            collection, batch_size=_PAGE, filter='source != ""', output_fields=_OUTPUT
+        )
+        try:
+            while page := iterator.next():
+                rows.extend(page)
+        finally:
+            iterator.close()
+    return sorted((CatalogEntry.from_row(row) for row in rows), key=lambda e: e.source)
 
 
 def upsert_entries(client: MilvusClient, collection: str, entries: Iterable[CatalogEntry]) -> None:

@@ -158,6 +158,7 @@ def describe_chunk_collection(
             "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
         )
         raise StoreUnavailableError(msg)
+    ensure_loaded(client, name)
     info = client.describe_collection(name)
     fields = {f["name"]: f for f in info.get("fields", [])}
     for role, field_name in (
@@ -212,6 +213,14 @@ def describe_chunk_collection(
     )
 
 
+def ensure_loaded(client: MilvusClient, name: str) -> None:
+    """Load a collection into memory if it is not (a reopened collection starts released)."""
+    state = client.get_load_state(name)
+    loaded = str(state.get("state", "")) if isinstance(state, dict) else str(state)
+    if "Loaded" not in loaded:
+        client.load_collection(name)
+
+
 def _has_bm25_function(info: dict[str, Any], sparse_field: str) -> bool:
     for function in info.get("functions", []) or []:
         outputs = function.get("output_field_names") or []
@@ -225,6 +234,7 @@ def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) ->
     """Open (or create) the L0 catalog collection; it lives in Milvus so remote servers work."""
     name = settings.resolved_catalog_collection
     if client.has_collection(name):
+        ensure_loaded(client, name)
         return name
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("source", DataType.VARCHAR, max_length=1024, is_primary=True)

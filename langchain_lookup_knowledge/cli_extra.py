@@ -1,0 +1,12 @@
+"""Subcommands that live in their own modules (compare, eval, bench), registered lazily."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def register_extra_commands() -> list[Callable[[Any], None]]:
+    """Each function adds one subcommand to the ``lookup-knowledge`` parser."""
+    registrars: list[Callable[[Any], None]] = []
+    return registrars

@@ -1,0 +1,159 @@
+"""Context pack: the evidence blocks as the text the agent reads, within a character budget.
+
+Each block is a header (rank, title/breadcrumb, source, evidenceKey, score, hit reasons) and its
+content. Headers are never truncated; only content is, with a visible ``…[truncated]`` marker.
+
+Budget policy:
+
+1. Blocks are taken in rank order while their headers (and room for at least the truncation
+   marker) still fit; the first block that does not fit, and every later block, is omitted
+   whole, so a lower-ranked block never displaces a higher-ranked one.
+2. The characters left after the included headers are shared max-min fairly among the included
+   blocks' contents: each gets up to an equal share, what short contents leave unused is
+   shared among the longer ones, and rounding remainders go to higher-ranked blocks.
+3. ``len(text) <= budget`` always holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_lookup_knowledge.pipeline.models import ContextPack, EvidenceBlock, HitReason
+
+__all__ = ["TRUNCATION_MARKER", "block_header", "pack_context"]
+
+TRUNCATION_MARKER = "…[truncated]"
+_SOFT_CUT_SHARE = 0.8  # cut at a space/newline when it keeps at least this share of the room
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _why(reasons: Sequence[HitReason]) -> str:
+    """Short hit reasons: ``similarity 0.71, l0_title +0.08, first_chunk +0.01``."""
+    best: dict[str, float] = {}
+    for reason in reasons:
+        best[reason.kind] = max(best.get(reason.kind, reason.contribution), reason.contribution)
+    parts = []
+    for kind, contribution in best.items():
+        if kind == "l1_similarity":
+            parts.append(f"similarity {contribution:.2f}")
+        else:
+            parts.append(f"{_one_line(kind)} {contribution:+.2f}")
+    return ", ".join(parts) or "none recorded"
+
+
+def block_header(rank: int, block: EvidenceBlock) -> str:
+    """The never-truncated header of a block (two lines, newline-terminated).
+
+    Example:
+        >>> block = EvidenceBlock(evidence_key="k8s/node.md#2", source="k8s/node.md",
+        ...     title="Node NotReady", breadcrumb="Node NotReady > Fix", content="...", score=0.8)
+        >>> print(block_header(1, block), end="")
+        [1] Node NotReady > Fix
+        source: k8s/node.md (evidenceKey k8s/node.md#2; score 0.80; why: none recorded)
+    """
+    title, breadcrumb = _one_line(block.title), _one_line(block.breadcrumb)
+    if title and breadcrumb and breadcrumb != title and not breadcrumb.startswith(title):
+        heading = f"{title} — {breadcrumb}"
+    else:
+        heading = breadcrumb or title or _one_line(block.source)
+    return (
+        f"[{rank}] {heading}\n"
+        f"source: {_one_line(block.source)} (evidenceKey {_one_line(block.evidence_key)}; "
+        f"score {block.score:.2f}; why: {_why(block.hit_reasons)})\n"
+    )
+
+
+def _body(content: str) -> str:
+    return content.rstrip().lstrip("\n")
+
+
+def _fair_shares(demands: Sequence[int], capacity: int) -> list[int]:
+    """Max-min fair split of ``capacity``; remainders go to the lowest indexes (best ranks)."""
+    shares = [0] * len(demands)
+    remaining = capacity
+    by_demand = sorted(range(len(demands)), key=lambda i: (demands[i], i))
+    for position, index in enumerate(by_demand):
+        if demands[index] > remaining // (len(demands) - position):
+            unsatisfied = sorted(by_demand[position:])
+            level, extra = divmod(remaining, len(unsatisfied))
+            for order, i in enumerate(unsatisfied):
+                shares[i] = level + (1 if order < extra else 0)
+            return shares
+        shares[index] = demands[index]
+        remaining -= demands[index]
+    return shares
+
+
+def _cut(body: str, room: int) -> str:
+    """``body`` shortened to ``room`` characters, marker included."""
+    keep = body[: max(0, room - len(TRUNCATION_MARKER))]
+    soft = max(keep.rfind(" "), keep.rfind("\n"))
+    if soft >= len(keep) * _SOFT_CUT_SHARE:
+        keep = keep[:soft]
+    return keep.rstrip() + TRUNCATION_MARKER
+
+
+def pack_context(blocks: Sequence[EvidenceBlock], budget_chars: int) -> ContextPack:
+    """Pack ranked evidence blocks into at most ``budget_chars`` characters of text.
+
+    Args:
+        blocks: Final evidence blocks, best first.
+        budget_chars: The character budget of the whole text.
+
+    Returns:
+        The text, included/omitted sources, budget, characters used, and whether anything was
+        cut. A source with one block included and another omitted counts as included only.
+
+    Raises:
+        ValueError: ``budget_chars`` is negative.
+
+    Example:
+        >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", title="A",
+        ...                       content="word " * 100, score=0.5)
+        >>> pack = pack_context([block], budget_chars=120)
+        >>> pack.truncated, pack.used <= 120, pack.text.endswith("…[truncated]\\n")
+        (True, True, True)
+    """
+    if budget_chars < 0:
+        msg = f"budget_chars must be >= 0, got {budget_chars}"
+        raise ValueError(msg)
+
+    headers = [block_header(rank, block) for rank, block in enumerate(blocks, start=1)]
+    bodies = [_body(block.content) for block in blocks]
+    fixed = 0  # headers, trailing newlines and separators of the included blocks
+    reserved = 0  # room each included content needs at least (the marker)
+    included = 0
+    for header, body in zip(headers, bodies, strict=True):
+        need = (1 if included else 0) + len(header) + 1
+        minimum = min(len(body), len(TRUNCATION_MARKER))
+        if fixed + need + reserved + minimum > budget_chars:
+            break
+        fixed += need
+        reserved += minimum
+        included += 1
+
+    shares = _fair_shares([len(b) for b in bodies[:included]], budget_chars - fixed)
+    parts: list[str] = []
+    cut_any = False
+    for header, body, share in zip(headers, bodies, shares, strict=False):
+        if len(body) > share:
+            body = _cut(body, share)
+            cut_any = True
+        parts.append(f"{header}{body}\n")
+    text = "\n".join(parts)
+
+    included_sources = list(dict.fromkeys(b.source for b in blocks[:included]))
+    omitted_sources = [
+        s for s in dict.fromkeys(b.source for b in blocks[included:]) if s not in included_sources
+    ]
+    return ContextPack(
+        text=text,
+        included_sources=included_sources,
+        omitted_sources=omitted_sources,
+        budget=budget_chars,
+        used=len(text),
+        truncated=cut_any or included < len(blocks),
+    )

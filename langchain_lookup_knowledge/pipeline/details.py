@@ -1,0 +1,59 @@
+"""``retrieval_details``: the compact, persisted record of one lookup (spec's snake_case keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_lookup_knowledge.pipeline.models import LookupResult
+
+SUMMARY_CONTENT_CHARS = 160
+
+
+def build_retrieval_details(result: LookupResult, state: Any, selection: Any) -> dict[str, Any]:
+    """What ``tool_invocation.retrieval_details`` holds; evidence content is cut to a preview."""
+    hints = result.l0_hints
+    trace = result.retrieval_trace.to_json_dict()
+    return {
+        "query_transform": {
+            "query": result.query,
+            "notes": list(state.get("notes") or []),
+            "category_filter": state.get("category_filter"),
+            "caller_filter": state.get("caller_expr"),
+            "retrieval_mode": state.get("retrieval_mode"),
+            "l0_hints": hints.to_json_dict(),
+        },
+        "retrieval_trace": trace,
+        "fallback_reason": result.retrieval_trace.fallback_reason,
+        "selected_attempt": result.retrieval_trace.selected_attempt,
+        "context_pack_summary": {
+            "included_sources": result.context_pack.included_sources,
+            "omitted_sources": result.context_pack.omitted_sources,
+            "budget": result.context_pack.budget,
+            "used": result.context_pack.used,
+            "truncated": result.context_pack.truncated,
+        },
+        "rerank_trace": [entry.to_json_dict() for entry in result.rerank_trace],
+        "evidence_blocks": [
+            {
+                "evidence_key": block.evidence_key,
+                "source": block.source,
+                "title": block.title,
+                "retrieval_layer": block.retrieval_layer,
+                "score": round(block.score, 4),
+                "similarity": block.score_label.similarity if block.score_label else None,
+                "hit_reasons": [f"{r.kind}: {r.detail}" for r in block.hit_reasons],
+                "content_preview": block.content[:SUMMARY_CONTENT_CHARS],
+            }
+            for block in result.evidence_blocks
+        ],
+        "l0_matched_titles": hints.matched_titles,
+        "l0_matched_keywords": hints.matched_keywords,
+        "l0_domains": hints.domains,
+        "l0_entities": hints.entities,
+        "retrieval_layer": result.retrieval_layer,
+        "candidate_count": getattr(selection, "candidate_count", 0),
+        "final_count": len(result.evidence_blocks),
+        "found": result.found,
+        "evidence_status": result.evidence_status,
+        "relevance_level": result.relevance_level,
+    }

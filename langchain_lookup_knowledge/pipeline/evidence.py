@@ -1,0 +1,187 @@
+"""Evidence blocks from reranked candidates: dedup by evidenceKey, similarity floor, caps.
+
+Order of the steps (each one counted in :class:`EvidenceSelection`):
+
+1. Deduplicate by ``evidence_key`` only. Candidates sharing a key (the filtered attempt and the
+   unfiltered retry, or the vectorstore and the sdk path) become one block: the best-scoring
+   candidate gives the score, score label and content; hit reasons are the union of all of
+   them (the best one's first), identical reasons kept once. Equal sources with different keys
+   stay separate blocks.
+2. Drop blocks whose base similarity (of the best candidate) is below ``min_similarity``.
+3. Keep at most ``per_document_cap`` blocks per source, in rank order.
+4. Keep the first ``top_k``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_lookup_knowledge.pipeline.models import (
+    EvidenceBlock,
+    HitReason,
+    RerankEntry,
+    RetrievalLayer,
+)
+from langchain_lookup_knowledge.pipeline.rerank import ScoredCandidate
+
+__all__ = ["EvidenceSelection", "build_evidence_blocks"]
+
+L1_REASON = "l1_similarity"
+
+
+@dataclass(frozen=True)
+class EvidenceSelection:
+    """The evidence blocks of a lookup and the counts of every step that produced them.
+
+    Attributes:
+        blocks: Final evidence blocks, best first.
+        candidate_count: Scored candidates received (before dedup).
+        deduplicated_count: Distinct evidence keys among them.
+        dropped_low_similarity: Distinct keys whose base similarity was under the floor.
+        dropped_by_cap: Blocks dropped by the per-document cap.
+        final_count: ``len(blocks)``.
+        rerank_trace: One entry per returned block (rank, scores, boosts).
+        dropped_by_top_k: Blocks beyond ``top_k``.
+    """
+
+    blocks: list[EvidenceBlock] = field(default_factory=list)
+    candidate_count: int = 0
+    deduplicated_count: int = 0
+    dropped_low_similarity: int = 0
+    dropped_by_cap: int = 0
+    final_count: int = 0
+    rerank_trace: list[RerankEntry] = field(default_factory=list)
+    dropped_by_top_k: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """The step counts, for ``retrieval_details`` and the retrieval trace."""
+        return {
+            "candidate_count": self.candidate_count,
+            "deduplicated_count": self.deduplicated_count,
+            "dropped_low_similarity": self.dropped_low_similarity,
+            "dropped_by_cap": self.dropped_by_cap,
+            "dropped_by_top_k": self.dropped_by_top_k,
+            "final_count": self.final_count,
+        }
+
+
+def _reason_key(reason: HitReason) -> tuple[str, str, float, str | None]:
+    return (reason.kind, reason.detail, reason.contribution, reason.path)
+
+
+def _merge(group: list[ScoredCandidate]) -> tuple[ScoredCandidate, list[HitReason]]:
+    """The best candidate of a same-key group and the union of the group's reasons."""
+    ordered = sorted(group, key=ScoredCandidate.sort_key)
+    reasons: dict[tuple[str, str, float, str | None], HitReason] = {}
+    for scored in ordered:
+        for reason in scored.reasons:
+            reasons.setdefault(_reason_key(reason), reason)
+    return ordered[0], list(reasons.values())
+
+
+def _layer(reasons: Sequence[HitReason], l0_participated: bool) -> RetrievalLayer:
+    if l0_participated and any(r.kind.startswith("l0_") for r in reasons):
+        return "L0+L1"
+    return "L1"
+
+
+def build_evidence_blocks(
+    scored: Sequence[ScoredCandidate],
+    *,
+    top_k: int,
+    per_document_cap: int,
+    min_similarity: float,
+    l0_participated: bool,
+) -> EvidenceSelection:
+    """Turn reranked candidates into the final, ranked evidence blocks.
+
+    Args:
+        scored: Output of :func:`~langchain_lookup_knowledge.pipeline.rerank.rerank`, possibly
+            concatenated over several attempts or paths (any order).
+        top_k: Maximum blocks returned.
+        per_document_cap: Maximum blocks per source.
+        min_similarity: Blocks whose base (normalized L1) similarity is lower are not evidence.
+        l0_participated: L0 hints took part in this lookup. A block's ``retrieval_layer`` is
+            ``"L0+L1"`` when this is true and the block got an ``l0_*`` hit reason (its document
+            matched L0, or its category is an L0 domain); otherwise ``"L1"``.
+
+    Returns:
+        The blocks, their rerank trace and the step counts.
+
+    Raises:
+        ValueError: ``top_k`` or ``per_document_cap`` is below 1.
+
+    Example:
+        >>> from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+        >>> from langchain_lookup_knowledge.pipeline.rerank import rerank
+        >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.4, similarity=0.7, formula="")
+        >>> hit = Candidate(evidence_key="a.md#1", source="a.md", content="x", rank=1,
+        ...                 score_label=label)
+        >>> twice = rerank([hit, hit.model_copy(update={"attempt": "retry"})], "x", None)
+        >>> selection = build_evidence_blocks(twice, top_k=5, per_document_cap=2,
+        ...                                   min_similarity=0.3, l0_participated=False)
+        >>> selection.candidate_count, selection.final_count, selection.blocks[0].retrieval_layer
+        (2, 1, 'L1')
+    """
+    if top_k < 1:
+        msg = f"top_k must be >= 1, got {top_k}"
+        raise ValueError(msg)
+    if per_document_cap < 1:
+        msg = f"per_document_cap must be >= 1, got {per_document_cap}"
+        raise ValueError(msg)
+
+    groups: dict[str, list[ScoredCandidate]] = defaultdict(list)
+    for item in scored:
+        groups[item.candidate.evidence_key].append(item)
+    merged = sorted((_merge(group) for group in groups.values()), key=lambda m: m[0].sort_key())
+
+    usable = [(best, reasons) for best, reasons in merged if best.base >= min_similarity]
+    per_source: dict[str, int] = defaultdict(int)
+    capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
+    for best, reasons in usable:
+        source = best.candidate.source
+        if per_source[source] < per_document_cap:
+            per_source[source] += 1
+            capped.append((best, reasons))
+    kept = capped[:top_k]
+
+    blocks: list[EvidenceBlock] = []
+    trace: list[RerankEntry] = []
+    for rank, (best, reasons) in enumerate(kept, start=1):
+        c = best.candidate
+        blocks.append(
+            EvidenceBlock(
+                evidence_key=c.evidence_key,
+                source=c.source,
+                title=c.title,
+                breadcrumb=c.breadcrumb,
+                category=c.category,
+                retrieval_layer=_layer(reasons, l0_participated),
+                content=c.content,
+                score=best.final,
+                score_label=c.score_label,
+                hit_reasons=reasons,
+            )
+        )
+        trace.append(
+            RerankEntry(
+                rank=rank,
+                evidence_key=c.evidence_key,
+                source=c.source,
+                base_score=best.base,
+                final_score=best.final,
+                boosts=[r for r in reasons if r.kind != L1_REASON],
+            )
+        )
+    return EvidenceSelection(
+        blocks=blocks,
+        candidate_count=len(scored),
+        deduplicated_count=len(merged),
+        dropped_low_similarity=len(merged) - len(usable),
+        dropped_by_cap=len(usable) - len(capped),
+        final_count=len(blocks),
+        rerank_trace=trace,
+        dropped_by_top_k=len(capped) - len(kept),
+    )

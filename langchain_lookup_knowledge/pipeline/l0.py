@@ -1,0 +1,438 @@
+"""L0: deterministic keyword/frontmatter matching of a query against the knowledge catalog.
+
+L0 output steers L1 (an optional category filter, rerank boosts, trace hints); it is never evidence.
+
+Matching rules (case-insensitive: both sides are NFKC-normalized and casefolded):
+
+* **Latin-script terms** (no CJK character) match on whole words: the term's words must appear
+  contiguously in the query's words. A word is a run of letters/digits; ``-``, ``_``, ``.``,
+  ``/`` and other punctuation separate words, so ``cert-manager`` also matches "cert manager".
+  A simple plural ``s`` is ignored on both sides for words of 4+ characters not ending in
+  ``ss``: "nodes" matches "node", "dns" stays "dns", and "node" does not match "nodejs".
+* **Terms with CJK characters** match as substrings, after whitespace next to CJK characters is
+  removed on both sides ("DNS 解析失败" matches "dns解析失败"); where the term begins or ends with
+  a Latin letter/digit, that edge must be a word boundary in the query.
+* **Titles** match when the whole title appears (as above), or, for titles of 2+ significant
+  words, when every significant word appears anywhere in the query (stopwords ignored). A
+  CamelCase word counts as its parts: "KubePodCrashLooping" is satisfied by the word itself or by
+  all of "kube", "pod", "crash", "looping"; CamelCase words in the query are split the same way.
+* **Keywords, aliases, entities** match when the term appears. A CamelCase alias such as
+  ``KubePodCrashLooping`` is one word, so it matches when it appears verbatim.
+* **Categories**: a category named in the query as words (``-``/``_`` read as spaces) becomes a
+  domain. A matched document (by title, keyword, alias or entity) contributes its category.
+* Noise control: Latin terms whose every word is a stopword or shorter than 2 characters are
+  ignored, and so are CJK terms shorter than 2 characters.
+
+Lookups go through inverted indexes (first word of a phrase; first CJK bigram of a CJK term;
+the rarest word of a title), so a query costs about its own length, not the catalog's size.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.pipeline.models import L0Hints
+
+__all__ = [
+    "CJK_STOP_CHARS",
+    "KINDS",
+    "STOPWORDS",
+    "L0Match",
+    "L0Matcher",
+    "cjk_bigrams",
+    "fold",
+    "single_domain",
+    "word_keys",
+]
+
+KINDS: tuple[str, ...] = ("title", "keyword", "alias", "entity", "category")
+"""Kinds of L0 match, in the order they are reported."""
+
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about after all an and any are as at be been before but by can could did do does doing
+    for from had has have how i if in into is it its me my no not of on or our so such than
+    that the their them then there these they this those to too up was we were what when where
+    which while who why will with would you your
+    """.split()
+)
+"""English words that never match or count as significant on their own."""
+
+CJK_STOP_CHARS: frozenset[str] = frozenset("的了吗呢吧啊是")
+"""CJK particles: a query bigram containing one carries no topic."""
+
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+_WORD = re.compile(rf"[^\W_{_CJK_CHARS}]+")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK_CHARS}])|(?<=[{_CJK_CHARS}])\s+")
+_SPACES = re.compile(r"\s+")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+_ASCII_MIXED_CASE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])[A-Za-z0-9]+$")
+_KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+
+
+def fold(text: str) -> str:
+    """NFKC-normalize and casefold ``text`` (the comparison form used throughout L0).
+
+    Example:
+        >>> fold("ＤＮＳ Ｒesolution")
+        'dns resolution'
+    """
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _singular(word: str) -> str:
+    if len(word) >= 4 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _significant(folded_word: str) -> bool:
+    return len(folded_word) >= 2 and folded_word not in STOPWORDS
+
+
+def word_keys(text: str, *, significant_only: bool = False) -> list[str]:
+    """The comparison keys of the Latin-script words of ``text`` (CJK characters are skipped).
+
+    Args:
+        text: Any text.
+        significant_only: Drop stopwords and words shorter than 2 characters.
+
+    Returns:
+        Casefolded words with a plural ``s`` removed, in text order.
+
+    Example:
+        >>> word_keys("The Nodes are NotReady", significant_only=True)
+        ['node', 'notready']
+    """
+    words = (w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text)))
+    return [_singular(w) for w in words if not significant_only or _significant(w)]
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Character bigrams of the CJK runs of ``text``, without particle bigrams, deduplicated.
+
+    Example:
+        >>> cjk_bigrams("节点磁盘满了")
+        ['节点', '点磁', '磁盘', '盘满']
+    """
+    grams: dict[str, None] = {}
+    for run in _CJK_RUN.findall(fold(text)):
+        for i in range(len(run) - 1):
+            gram = run[i : i + 2]
+            if not (CJK_STOP_CHARS & set(gram)):
+                grams[gram] = None
+    return list(grams)
+
+
+def _camel_parts(raw_word: str) -> tuple[str, ...]:
+    """``KubePodCrashLooping`` -> ('kube', 'pod', 'crash', 'looping'); () if not CamelCase."""
+    if not _ASCII_MIXED_CASE.match(raw_word):
+        return ()
+    parts = _CAMEL_PART.findall(raw_word)
+    if len(parts) < 2:
+        return ()
+    return tuple(_singular(p.casefold()) for p in parts)
+
+
+def _compact(folded: str) -> str:
+    """Whitespace collapsed to one space, and removed next to CJK characters."""
+    return _SPACE_NEAR_CJK.sub("", _SPACES.sub(" ", folded)).strip()
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() and not _HAS_CJK.match(char)
+
+
+def _cjk_key(compact: str) -> str:
+    """The index key of a CJK term: the bigram at its first CJK character."""
+    match = _HAS_CJK.search(compact)
+    start = match.start() if match else 0
+    start = min(start, len(compact) - 2)
+    return compact[start : start + 2]
+
+
+def _contains_bounded(haystack: str, needle: str) -> bool:
+    """``needle`` occurs in ``haystack``, at word boundaries on its Latin edges."""
+    check_left = _is_word_char(needle[0])
+    check_right = _is_word_char(needle[-1])
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        left_ok = not check_left or start == 0 or not _is_word_char(haystack[start - 1])
+        right_ok = not check_right or end == len(haystack) or not _is_word_char(haystack[end])
+        if left_ok and right_ok:
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
+@dataclass(frozen=True)
+class _TermRef:
+    entry: int  # index into the matcher's entries; -1 for a category name
+    kind: str
+    term: str  # original spelling
+
+
+@dataclass(frozen=True)
+class _WordGroup:
+    """One significant title word: satisfied by the word, or by all of its CamelCase parts."""
+
+    whole: str
+    parts: tuple[str, ...] = ()
+
+    def satisfied(self, query_words: set[str]) -> bool:
+        if self.whole in query_words:
+            return True
+        return bool(self.parts) and all(p in query_words for p in self.parts)
+
+
+@dataclass(frozen=True)
+class _TitleRule:
+    """The all-significant-words title rule of one entry."""
+
+    entry: int
+    words: tuple[_WordGroup, ...]
+    cjk_runs: tuple[str, ...]
+
+    def satisfied(self, query_words: set[str], compact_query: str) -> bool:
+        return all(g.satisfied(query_words) for g in self.words) and all(
+            run in compact_query for run in self.cjk_runs
+        )
+
+
+@dataclass(frozen=True)
+class L0Match:
+    """What L0 found for one query.
+
+    Attributes:
+        hints: The structured hint data for the result contract and the trace.
+        matched: ``source -> [(kind, term), ...]`` for every matched document; kind is one of
+            :data:`KINDS`. A ``("category", c)`` pair is added to a matched document when its
+            category was also named in the query; a category named alone adds a domain, not
+            sources.
+        named_domains: Categories named directly in the query (a subset of ``hints.domains``).
+    """
+
+    hints: L0Hints = field(default_factory=L0Hints)
+    matched: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    named_domains: tuple[str, ...] = ()
+
+    def kinds_for(self, source: str) -> dict[str, list[str]]:
+        """``kind -> [terms]`` that matched ``source`` (empty when L0 did not match it)."""
+        kinds: dict[str, list[str]] = {}
+        for kind, term in self.matched.get(source, ()):
+            kinds.setdefault(kind, []).append(term)
+        return kinds
+
+
+class L0Matcher:
+    """Matches queries against a catalog; build once, call :meth:`match` per query.
+
+    Args:
+        entries: The catalog (one entry per document).
+
+    Example:
+        >>> from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+        >>> matcher = L0Matcher([CatalogEntry(source="k8s/node.md", title="Node NotReady",
+        ...     category="kubernetes", keywords=("node down",), aliases=("KubeNodeNotReady",))])
+        >>> found = matcher.match("KubeNodeNotReady fired: two nodes down")
+        >>> found.hints.matched_keywords, found.hints.domains
+        (['KubeNodeNotReady', 'node down'], ['kubernetes'])
+        >>> single_domain(found.hints)
+        'kubernetes'
+    """
+
+    def __init__(self, entries: Sequence[CatalogEntry]) -> None:
+        self._entries: tuple[CatalogEntry, ...] = tuple(entries)
+        # first word -> word sequence -> refs
+        self._phrases: dict[str, dict[tuple[str, ...], list[_TermRef]]] = defaultdict(dict)
+        # key bigram -> compact CJK term -> refs
+        self._cjk_terms: dict[str, dict[str, list[_TermRef]]] = defaultdict(dict)
+        # anchor word / anchor bigram -> title rules
+        self._title_rules_by_word: dict[str, list[_TitleRule]] = defaultdict(list)
+        self._title_rules_by_bigram: dict[str, list[_TitleRule]] = defaultdict(list)
+        # folded category -> original spellings
+        self._categories: dict[str, set[str]] = defaultdict(set)
+
+        rules: list[_TitleRule] = []
+        for index, entry in enumerate(self._entries):
+            self._add_term(_TermRef(index, "title", entry.title))
+            for kind, terms in (
+                ("keyword", entry.keywords),
+                ("alias", entry.aliases),
+                ("entity", entry.entities),
+            ):
+                for term in terms:
+                    self._add_term(_TermRef(index, kind, term))
+            category = entry.category.strip()
+            if category:
+                self._categories[fold(category)].add(category)
+                spoken = category.replace("-", " ").replace("_", " ")
+                self._add_term(_TermRef(-1, "category", category), text=spoken)
+            rule = self._title_rule(index, entry.title)
+            if rule is not None:
+                rules.append(rule)
+        self._index_title_rules(rules)
+
+    @property
+    def entries(self) -> tuple[CatalogEntry, ...]:
+        """The catalog this matcher was built from."""
+        return self._entries
+
+    def _add_term(self, ref: _TermRef, *, text: str | None = None) -> None:
+        text = ref.term if text is None else text
+        if not isinstance(text, str) or not text.strip():
+            return
+        folded = fold(text)
+        if _HAS_CJK.search(folded):
+            compact = _compact(folded)
+            if len(compact) >= 2:
+                refs = self._cjk_terms[_cjk_key(compact)].setdefault(compact, [])
+                if ref not in refs:
+                    refs.append(ref)
+            return
+        raw_words = [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+        if not any(_significant(w) for w in raw_words):
+            return
+        words = tuple(_singular(w) for w in raw_words)
+        refs = self._phrases[words[0]].setdefault(words, [])
+        if ref not in refs:
+            refs.append(ref)
+
+    @staticmethod
+    def _title_rule(index: int, title: str) -> _TitleRule | None:
+        nfkc = unicodedata.normalize("NFKC", title)
+        groups: dict[_WordGroup, None] = {}
+        for raw in _WORD.findall(nfkc):
+            folded = raw.casefold()
+            parts = _camel_parts(raw)
+            if parts or _significant(folded):
+                groups[_WordGroup(_singular(folded), parts)] = None
+        runs = tuple(dict.fromkeys(r for r in _CJK_RUN.findall(nfkc.casefold()) if len(r) >= 2))
+        size = sum(max(1, len(g.parts)) for g in groups) + len(runs)
+        if size < 2:
+            return None
+        return _TitleRule(index, tuple(groups), runs)
+
+    def _index_title_rules(self, rules: list[_TitleRule]) -> None:
+        # Anchor each rule on its rarest word so a query only verifies plausible titles.
+        frequency: dict[str, int] = defaultdict(int)
+        for rule in rules:
+            for group in rule.words:
+                frequency[group.whole] += 1
+        for rule in rules:
+            if rule.words:
+                anchor = min(rule.words, key=lambda g: (frequency[g.whole], g.whole))
+                self._title_rules_by_word[anchor.whole].append(rule)
+                if anchor.parts:
+                    self._title_rules_by_word[anchor.parts[0]].append(rule)
+            else:
+                self._title_rules_by_bigram[rule.cjk_runs[0][:2]].append(rule)
+
+    def match(self, query: str) -> L0Match:
+        """Match ``query`` against the catalog.
+
+        Args:
+            query: The user's query, any text.
+
+        Returns:
+            The hints and the per-source match details; empty when nothing matched.
+        """
+        nfkc = unicodedata.normalize("NFKC", query)
+        raw_words = _WORD.findall(nfkc)
+        words = [_singular(w.casefold()) for w in raw_words]
+        found: dict[int, set[tuple[str, str]]] = defaultdict(set)
+        named: set[str] = set()
+
+        def record(refs: Iterable[_TermRef]) -> None:
+            for ref in refs:
+                if ref.entry < 0:
+                    named.add(ref.term)
+                else:
+                    found[ref.entry].add((ref.kind, ref.term))
+
+        for i, word in enumerate(words):
+            for sequence, refs in self._phrases.get(word, {}).items():
+                if len(sequence) == 1 or tuple(words[i : i + len(sequence)]) == sequence:
+                    record(refs)
+
+        compact = ""
+        bigrams: set[str] = set()
+        if _HAS_CJK.search(nfkc):
+            compact = _compact(nfkc.casefold())
+            bigrams = {compact[i : i + 2] for i in range(len(compact) - 1)}
+            for bigram in bigrams:
+                for term, refs in self._cjk_terms.get(bigram, {}).items():
+                    if _contains_bounded(compact, term):
+                        record(refs)
+
+        query_words = set(words)
+        for raw in raw_words:
+            query_words.update(_camel_parts(raw))
+        candidates: dict[int, _TitleRule] = {}
+        for word in query_words:
+            for rule in self._title_rules_by_word.get(word, ()):
+                candidates[rule.entry] = rule
+        for bigram in bigrams:
+            for rule in self._title_rules_by_bigram.get(bigram, ()):
+                candidates[rule.entry] = rule
+        for index, rule in candidates.items():
+            if rule.satisfied(query_words, compact):
+                found[index].add(("title", self._entries[index].title))
+
+        return self._result(found, named)
+
+    def _result(self, found: dict[int, set[tuple[str, str]]], named: set[str]) -> L0Match:
+        named_folded = {fold(c) for c in named}
+        matched: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        domains: set[str] = set(named)
+        for index, pairs in found.items():
+            entry = self._entries[index]
+            matched[entry.source].update(pairs)
+            category = entry.category.strip()
+            if category:
+                domains.add(category)
+                if fold(category) in named_folded:
+                    matched[entry.source].add(("category", category))
+
+        def ordered(pairs: set[tuple[str, str]]) -> list[tuple[str, str]]:
+            return sorted(pairs, key=lambda p: (_KIND_RANK.get(p[0], 99), fold(p[1]), p[1]))
+
+        by_source = {source: ordered(pairs) for source, pairs in sorted(matched.items())}
+        terms: dict[str, dict[str, str]] = defaultdict(dict)
+        for pairs in by_source.values():
+            for kind, term in pairs:
+                bucket = "keyword" if kind == "alias" else kind
+                terms[bucket].setdefault(fold(term), term)
+
+        def listed(bucket: str) -> list[str]:
+            return [terms[bucket][k] for k in sorted(terms[bucket])]
+
+        hints = L0Hints(
+            matched_titles=listed("title"),
+            matched_keywords=listed("keyword"),
+            domains=sorted(domains),
+            entities=listed("entity"),
+            matched_sources=list(by_source),
+        )
+        return L0Match(hints=hints, matched=by_source, named_domains=tuple(sorted(named)))
+
+
+def single_domain(hints: L0Hints) -> str | None:
+    """The domain to filter L1 on: the only nonblank domain, else ``None`` (0 or 2+ domains).
+
+    Example:
+        >>> single_domain(L0Hints(domains=["kubernetes"]))
+        'kubernetes'
+        >>> single_domain(L0Hints(domains=["kubernetes", "storage"])) is None
+        True
+    """
+    domains = {d for d in hints.domains if d.strip()}
+    return domains.pop() if len(domains) == 1 else None

@@ -1,0 +1,121 @@
+"""How relevant and how complete the evidence looks, said in a word and a sentence for the agent."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from langchain_lookup_knowledge.pipeline.models import (
+    ContextPack,
+    EvidenceBlock,
+    L0Hints,
+    RelevanceLevel,
+)
+
+__all__ = ["completeness_hint", "relevance_level", "top_similarity"]
+
+_MAX_NAMED_SOURCES = 3
+
+
+def top_similarity(blocks: Sequence[EvidenceBlock]) -> float | None:
+    """The best normalized L1 similarity among ``blocks`` (``None`` when none carries a label).
+
+    Example:
+        >>> top_similarity([]) is None
+        True
+    """
+    values = [b.score_label.similarity for b in blocks if b.score_label is not None]
+    return max(values) if values else None
+
+
+def relevance_level(top_similarity: float | None, *, high: float, medium: float) -> RelevanceLevel:
+    """Map the best normalized similarity to ``high`` / ``medium`` / ``low``.
+
+    Args:
+        top_similarity: Best normalized L1 similarity of the evidence (``None``: no evidence).
+        high: Threshold for ``high`` (inclusive), e.g. ``LookupSettings.high_relevance``.
+        medium: Threshold for ``medium`` (inclusive), e.g. ``LookupSettings.medium_relevance``.
+
+    Raises:
+        ValueError: ``medium`` is above ``high``.
+
+    Example:
+        >>> relevance_level(0.7, high=0.62, medium=0.45), relevance_level(None, high=0.62, medium=0.45)
+        ('high', 'low')
+    """
+    if medium > high:
+        msg = f"medium relevance threshold ({medium}) must not exceed high ({high})"
+        raise ValueError(msg)
+    if top_similarity is None or not math.isfinite(top_similarity):
+        return "low"
+    if top_similarity >= high:
+        return "high"
+    if top_similarity >= medium:
+        return "medium"
+    return "low"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _named(sources: Sequence[str]) -> str:
+    shown = ", ".join(sources[:_MAX_NAMED_SOURCES])
+    more = len(sources) - _MAX_NAMED_SOURCES
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def completeness_hint(
+    blocks: Sequence[EvidenceBlock],
+    *,
+    relevance: RelevanceLevel,
+    l0_hints: L0Hints | None = None,
+    context_pack: ContextPack | None = None,
+) -> str:
+    """One sentence telling the agent how complete and trustworthy the evidence looks.
+
+    Args:
+        blocks: The final evidence blocks.
+        relevance: The :func:`relevance_level` of the evidence.
+        l0_hints: The L0 hints of the query, to say whether evidence agrees with the catalog.
+        context_pack: The packed context, to say whether content was cut or sources omitted.
+
+    Example:
+        >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", content="x")
+        >>> completeness_hint([block], relevance="high")
+        '1 block from 1 document; evidence is strong.'
+    """
+    if not blocks:
+        message = "No knowledge evidence found; do not answer from the knowledge base"
+        if l0_hints is not None and l0_hints.matched_sources:
+            message += (
+                f"; the catalog lists possibly related documents ({_named(l0_hints.matched_sources)})"
+                " but they are hints, not evidence"
+            )
+        return message + "."
+
+    sources = list(dict.fromkeys(b.source for b in blocks))
+    parts = [f"{_plural(len(blocks), 'block')} from {_plural(len(sources), 'document')}"]
+    parts.append(
+        {
+            "high": "evidence is strong",
+            "medium": "evidence is partial: cross-check before acting",
+            "low": "weak match: verify before acting",
+        }[relevance]
+    )
+    if context_pack is not None:
+        if context_pack.omitted_sources:
+            parts.append(
+                f"context truncated: {_plural(len(context_pack.omitted_sources), 'source')} "
+                f"omitted ({_named(context_pack.omitted_sources)})"
+            )
+        elif context_pack.truncated:
+            parts.append("context truncated: some content was cut")
+    if l0_hints is not None and l0_hints.matched_sources:
+        hinted = [s for s in l0_hints.matched_sources if s not in sources]
+        if len(hinted) == len(l0_hints.matched_sources):
+            parts.append(
+                f"the catalog also points to {_named(hinted)}, which retrieval did not return; "
+                "consider a more specific query"
+            )
+    return "; ".join(parts) + "."

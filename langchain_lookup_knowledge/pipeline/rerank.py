@@ -1,0 +1,189 @@
+"""Rule-based rerank of L1 candidates: the L1 similarity plus small, explained boosts.
+
+Every boost is a :class:`HitReason` with its contribution, so ``final - base`` is exactly the sum
+of the boost contributions and the rerank trace can show why a block ranks where it does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+
+from langchain_lookup_knowledge.pipeline.l0 import L0Match, cjk_bigrams, fold, word_keys
+from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason
+
+__all__ = ["RerankWeights", "ScoredCandidate", "query_terms", "rerank"]
+
+_FIRST_CHUNK = re.compile(r"#0$")
+_L0_KINDS = (("title", "l0_title"), ("keyword", "l0_keyword"), ("alias", "l0_alias"),
+             ("entity", "l0_entity"))
+_MAX_TERMS_IN_DETAIL = 4
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """Boost sizes, added to the normalized L1 similarity (in [0, 1]).
+
+    Attributes:
+        l0_title: The candidate's document matched L0 by title.
+        l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
+        l0_alias: ... by an alias (e.g. an alert name).
+        l0_entity: ... by an entity (a product or component name).
+        domain_match: The candidate's category is one of the L0 domains (reason ``l0_domain``).
+        query_term_coverage: Maximum; scaled by the share of the query's significant terms found
+            in the candidate's title, breadcrumb and content.
+        title_term_overlap: Maximum; scaled by the share of the query's terms found in the
+            title or breadcrumb.
+        first_chunk: The candidate is its document's first chunk (``evidence_key`` ends ``#0``).
+
+    Each L0 kind counts once per candidate however many of its terms matched.
+
+    Example:
+        >>> RerankWeights(l0_title=0.1).l0_title
+        0.1
+    """
+
+    l0_title: float = 0.08
+    l0_keyword: float = 0.06
+    l0_alias: float = 0.06
+    l0_entity: float = 0.04
+    domain_match: float = 0.03
+    query_term_coverage: float = 0.08
+    title_term_overlap: float = 0.05
+    first_chunk: float = 0.01
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                msg = f"RerankWeights.{f.name} must be a finite number >= 0, got {value!r}"
+                raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    """A candidate with its base (L1 similarity), final score and the reasons between them.
+
+    ``reasons[0]`` is always the ``l1_similarity`` reason (contribution = ``base``); the others
+    are boosts, and ``final == base + sum(r.contribution for r in reasons[1:])``.
+    """
+
+    candidate: Candidate
+    base: float
+    final: float
+    reasons: list[HitReason] = field(default_factory=list)
+
+    @property
+    def evidence_key(self) -> str:
+        """The chunk identity of the candidate."""
+        return self.candidate.evidence_key
+
+    def sort_key(self) -> tuple[float, float, str, str, str, int]:
+        """Final desc, base desc, then evidence_key, attempt, path, rank (deterministic)."""
+        c = self.candidate
+        return (-self.final, -self.base, c.evidence_key, c.attempt, c.score_label.path, c.rank)
+
+
+def query_terms(query: str) -> list[str]:
+    """The significant terms of a query: Latin words minus stopwords, plus CJK bigrams.
+
+    Example:
+        >>> query_terms("Why are my Pods pending? 节点磁盘")
+        ['pod', 'pending', '节点', '点磁', '磁盘']
+    """
+    return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
+
+
+def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> tuple[float, list[str]]:
+    """Share of ``terms`` present in ``text``: words as whole words, CJK ``bigrams`` as substrings."""
+    if not terms:
+        return 0.0, []
+    words = set(word_keys(text))
+    folded = fold(text)
+    found = [t for t in terms if (t in folded if t in bigrams else t in words)]
+    return len(found) / len(terms), found
+
+
+def _terms_detail(terms: Sequence[str]) -> str:
+    shown = ", ".join(terms[:_MAX_TERMS_IN_DETAIL])
+    return shown + (", …" if len(terms) > _MAX_TERMS_IN_DETAIL else "")
+
+
+def _score_one(
+    candidate: Candidate,
+    terms: Sequence[str],
+    bigrams: frozenset[str],
+    l0: L0Match | None,
+    weights: RerankWeights,
+) -> ScoredCandidate:
+    label = candidate.score_label
+    base = label.similarity if math.isfinite(label.similarity) else 0.0
+    detail = f"{label.path} {label.metric} raw={label.raw:.4f}"
+    if candidate.attempt:
+        detail += f" attempt={candidate.attempt}"
+    reasons = [HitReason(kind="l1_similarity", detail=detail, contribution=base, path=label.path)]
+
+    def boost(kind: str, text: str, contribution: float) -> None:
+        if contribution > 0:
+            reasons.append(HitReason(kind=kind, detail=text, contribution=contribution))
+
+    if l0 is not None:
+        matched = l0.kinds_for(candidate.source)
+        for l0_kind, reason_kind in _L0_KINDS:
+            if l0_kind in matched:
+                weight = getattr(weights, reason_kind)
+                boost(reason_kind, f"{l0_kind}: {_terms_detail(matched[l0_kind])}", weight)
+        domains = {fold(d) for d in l0.hints.domains if d.strip()}
+        if candidate.category.strip() and fold(candidate.category) in domains:
+            boost("l0_domain", f"category {candidate.category} is an L0 domain",
+                  weights.domain_match)
+
+    heading = f"{candidate.title}\n{candidate.breadcrumb}"
+    coverage, covered = _share(terms, bigrams, f"{heading}\n{candidate.content}")
+    boost("query_term_coverage", f"{len(covered)}/{len(terms)} query terms: "
+          f"{_terms_detail(covered)}", weights.query_term_coverage * coverage)
+    overlap, in_title = _share(terms, bigrams, heading)
+    boost("title_term_overlap", f"{len(in_title)}/{len(terms)} in title/breadcrumb: "
+          f"{_terms_detail(in_title)}", weights.title_term_overlap * overlap)
+    if _FIRST_CHUNK.search(candidate.evidence_key):
+        boost("first_chunk", "first chunk of its document", weights.first_chunk)
+
+    final = base + sum(r.contribution for r in reasons[1:])
+    return ScoredCandidate(candidate=candidate, base=base, final=final, reasons=reasons)
+
+
+def rerank(
+    candidates: Sequence[Candidate],
+    query: str,
+    l0: L0Match | None,
+    *,
+    weights: RerankWeights | None = None,
+) -> list[ScoredCandidate]:
+    """Score and sort candidates: base L1 similarity plus rule boosts, each one explained.
+
+    Args:
+        candidates: L1 hits (from any attempt or path; duplicates are kept for the evidence
+            step to merge).
+        query: The query the candidates were retrieved for.
+        l0: The L0 match of the query, or ``None`` when L0 did not run.
+        weights: Boost sizes; :class:`RerankWeights` defaults when ``None``.
+
+    Returns:
+        Scored candidates, by final score desc, then base desc, then evidence_key.
+
+    Example:
+        >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+        >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.5, similarity=0.75,
+        ...                    formula="(s+1)/2")
+        >>> hit = Candidate(evidence_key="k8s/node.md#0", source="k8s/node.md", title="Node down",
+        ...                 content="The node is down.", rank=1, score_label=label)
+        >>> [r.kind for r in rerank([hit], "node down", None)[0].reasons]
+        ['l1_similarity', 'query_term_coverage', 'title_term_overlap', 'first_chunk']
+    """
+    weights = weights or RerankWeights()
+    terms = query_terms(query)
+    bigrams = frozenset(cjk_bigrams(query))
+    scored = [_score_one(c, terms, bigrams, l0, weights) for c in candidates]
+    return sorted(scored, key=ScoredCandidate.sort_key)

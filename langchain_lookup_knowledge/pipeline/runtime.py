@@ -1,0 +1,119 @@
+"""Everything a lookup needs that is expensive to make: created once per graph, then reused.
+
+The Milvus client, the collection layout, the embedder (with its query cache), both L1 paths and
+the L0 matcher over the catalog. Creation is lazy and thread-safe, so building a graph never
+touches Milvus and a failing path is reported at lookup time, where auto mode can fall back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
+from langchain_lookup_knowledge.retrieval.request import L1Path
+from langchain_lookup_knowledge.retrieval.sdk import SdkPath
+from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.catalog_store import load_catalog
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
+
+CATALOG_TTL_S = 30.0
+
+
+class LookupRuntime:
+    """Shared, lazily created resources of one configured pipeline.
+
+    Example:
+        >>> runtime = LookupRuntime(LookupSettings())  # doctest: +SKIP
+        >>> runtime.matcher().match("etcd is slow").hints.domains  # doctest: +SKIP
+        ['etcd']
+    """
+
+    def __init__(
+        self,
+        settings: LookupSettings,
+        *,
+        embeddings: Embeddings | None = None,
+        path_factories: dict[str, Callable[[], L1Path]] | None = None,
+        recorder: Any | None = None,
+    ) -> None:
+        self.settings = settings
+        self._embeddings = (
+            embeddings
+            if embeddings is None or isinstance(embeddings, CachedQueryEmbeddings)
+            else CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+        )
+        self._lock = threading.RLock()
+        self._client: Any | None = None
+        self._layout: CollectionLayout | None = None
+        self._paths: dict[str, L1Path] = {}
+        self._path_factories = dict(path_factories or {})
+        self._matcher: L0Matcher | None = None
+        self._matcher_loaded_at = 0.0
+        self.recorder = recorder
+
+    @property
+    def embeddings(self) -> CachedQueryEmbeddings:
+        """The query embedder (created on first use)."""
+        with self._lock:
+            if self._embeddings is None:
+                self._embeddings = build_embeddings(self.settings)
+            return self._embeddings  # type: ignore[return-value]
+
+    @property
+    def client(self) -> Any:
+        """The shared ``MilvusClient``."""
+        with self._lock:
+            if self._client is None:
+                self._client = open_client(self.settings)
+            return self._client
+
+    @property
+    def layout(self) -> CollectionLayout:
+        """The chunk collection as it really is (schema checked against the embedder)."""
+        with self._lock:
+            if self._layout is None:
+                dimension = len(self.embeddings.embed_query("dimension probe"))
+                self._layout = describe_chunk_collection(self.client, self.settings, dimension)
+            return self._layout
+
+    def path(self, name: str) -> L1Path:
+        """The L1 path called ``name`` ("vectorstore" or "sdk"), created once."""
+        with self._lock:
+            existing = self._paths.get(name)
+            if existing is not None:
+                return existing
+            factory = self._path_factories.get(name)
+            if factory is not None:
+                created: L1Path = factory()
+            elif name == "vectorstore":
+                created = VectorStorePath(self.settings, self.layout, self.embeddings)
+            elif name == "sdk":
+                created = SdkPath(self.client, self.layout, self.settings)
+            else:
+                msg = f"unknown L1 path {name!r}"
+                raise ValueError(msg)
+            self._paths[name] = created
+            return created
+
+    def matcher(self) -> L0Matcher:
+        """The L0 matcher over the catalog, reloaded when older than a short TTL."""
+        with self._lock:
+            now = time.monotonic()
+            if self._matcher is None or now - self._matcher_loaded_at > CATALOG_TTL_S:
+                entries = load_catalog(self.client, self.settings.resolved_catalog_collection)
+                self._matcher = L0Matcher(entries)
+                self._matcher_loaded_at = now
+            return self._matcher
+
+    def refresh_catalog(self) -> None:
+        """Forget the cached catalog (call after an ingest in the same process)."""
+        with self._lock:
+            self._matcher = None

@@ -1,0 +1,143 @@
+"""Persist each lookup as a ``tool_invocation`` row (SQLite file by default, PostgreSQL by URL).
+
+The table is created idempotently. A write failure is the caller's to report (the graph puts it in
+the trace); it never fails a lookup.
+
+Example:
+    >>> recorder = SqlInvocationRecorder("sqlite:///invocations.sqlite3")  # doctest: +SKIP
+    >>> recorder.record(result=result, details=details)  # doctest: +SKIP
+    1
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    select,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Engine, make_url
+
+from langchain_lookup_knowledge.pipeline.models import LookupResult
+from langchain_lookup_knowledge.settings import LookupSettings
+
+logger = logging.getLogger(__name__)
+
+metadata = MetaData()
+tool_invocation = Table(
+    "tool_invocation",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tool_name", String(128), nullable=False),
+    Column("query", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("latency_ms", Float, nullable=True),
+    Column("found", Boolean, nullable=False),
+    Column("evidence_status", String(32), nullable=False),
+    Column("retrieval_layer", String(16), nullable=True),
+    Column("retrieval_details", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
+    Column("error", Text, nullable=True),
+)
+
+
+class InvocationRecorder(Protocol):
+    """Where lookups are recorded (one small protocol; swap in your own)."""
+
+    def record(
+        self, *, result: LookupResult, details: dict[str, Any], error: str | None = None,
+        latency_ms: float | None = None,
+    ) -> int | None:
+        """Store one call; return its id."""
+        ...
+
+
+class SqlInvocationRecorder:
+    """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks)."""
+
+    def __init__(self, url: str, *, tool_name: str = "lookup_knowledge",
+                 connect_timeout_s: float = 5.0) -> None:
+        self.url = url
+        self.tool_name = tool_name
+        self._connect_timeout_s = connect_timeout_s
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, created (with the table) on first use."""
+        with self._lock:
+            if self._engine is None:
+                url = make_url(self.url)
+                kwargs: dict[str, Any] = {"pool_pre_ping": True}
+                if url.get_backend_name() == "sqlite":
+                    if url.database and url.database != ":memory:":
+                        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                    kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+                elif url.get_backend_name() == "postgresql":
+                    kwargs["connect_args"] = {"connect_timeout": int(self._connect_timeout_s)}
+                engine = create_engine(url, **kwargs)
+                metadata.create_all(engine, checkfirst=True)
+                self._engine = engine
+            return self._engine
+
+    def record(
+        self, *, result: LookupResult, details: dict[str, Any], error: str | None = None,
+        latency_ms: float | None = None,
+    ) -> int | None:
+        """Insert one row; ``retrieval_details`` as JSON (content already cut)."""
+        if latency_ms is None:
+            latency_ms = sum(a.latency_ms for a in result.retrieval_trace.attempts) or None
+        row = {
+            "tool_name": self.tool_name,
+            "query": result.query,
+            "created_at": datetime.now(UTC),
+            "latency_ms": latency_ms,
+            "found": result.found,
+            "evidence_status": result.evidence_status,
+            "retrieval_layer": result.retrieval_layer,
+            "retrieval_details": details,
+            "error": error,
+        }
+        for attempt in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    inserted = conn.execute(tool_invocation.insert().values(**row))
+                    key = inserted.inserted_primary_key
+                    return int(key[0]) if key else None
+            except Exception as exc:
+                # SQLite "database is locked" under concurrent writers: retry briefly.
+                if "locked" in str(exc).lower() and attempt < 2:
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                raise
+        return None
+
+    def rows(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest rows, newest first (for tests and the CLI)."""
+        with self.engine.connect() as conn:
+            result = conn.execute(
+                select(tool_invocation).order_by(tool_invocation.c.id.desc()).limit(limit)
+            )
+            return [dict(r._mapping) for r in result]
+
+
+def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
+    """The recorder ``settings`` ask for (``invocation_db_url``)."""
+    return SqlInvocationRecorder(settings.resolved_invocation_db_url)

@@ -1,0 +1,127 @@
+"""The raw pymilvus (``MilvusClient``) L1 path: dense ``search``, BM25, and ``hybrid_search``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
+
+from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
+from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.retrieval.scores import (
+    cosine_to,
+    dense_label,
+    fused_label,
+    sparse_label,
+)
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.schema import CollectionLayout, dense_search_params
+
+SPARSE_SEARCH_PARAMS: dict[str, Any] = {"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}}
+
+
+class SdkPath:
+    """L1 through ``MilvusClient`` on the same collection as the VectorStore path.
+
+    Example:
+        >>> path = SdkPath(client, layout, settings)  # doctest: +SKIP
+        >>> path.search(SearchRequest("disk full", vector, None, k=5))  # doctest: +SKIP
+    """
+
+    name = "sdk"
+
+    def __init__(self, client: MilvusClient, layout: CollectionLayout, settings: LookupSettings):
+        self.client = client
+        self.layout = layout
+        self.timeout = settings.milvus_timeout_s
+        self.dense_params = dense_search_params(layout, settings)
+
+    def search(self, request: SearchRequest) -> list[Candidate]:
+        """Run the request in its retrieval mode; candidates ranked best first."""
+        if request.retrieval_mode == "dense" or not self.layout.has_bm25:
+            return self._dense(request)
+        if request.retrieval_mode == "sparse":
+            return self._sparse(request)
+        return self._hybrid(request)
+
+    def _dense(self, request: SearchRequest) -> list[Candidate]:
+        hits = self.client.search(
+            self.layout.name,
+            data=[request.query_vector],
+            anns_field=self.layout.vector_field,
+            search_params=self.dense_params,
+            limit=request.k,
+            filter=request.expr or "",
+            output_fields=self.layout.scalar_fields,
+            timeout=self.timeout,
+        )[0]
+        return [
+            candidate_from_fields(
+                hit["entity"], self.layout, dense_label(self.name, self.layout.metric_type,
+                                                        hit["distance"]), rank
+            )
+            for rank, hit in enumerate(hits, start=1)
+        ]
+
+    def _with_vectors(self) -> list[str]:
+        return [*self.layout.scalar_fields, self.layout.vector_field]
+
+    def _sparse(self, request: SearchRequest) -> list[Candidate]:
+        hits = self.client.search(
+            self.layout.name,
+            data=[request.query_text],
+            anns_field=self.layout.sparse_field,
+            search_params=SPARSE_SEARCH_PARAMS,
+            limit=request.k,
+            filter=request.expr or "",
+            output_fields=self._with_vectors(),
+            timeout=self.timeout,
+        )[0]
+        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field] for h in hits])
+        return [
+            candidate_from_fields(
+                hit["entity"],
+                self.layout,
+                sparse_label(self.name, hit["distance"], rank, sim, rrf_k=request.rrf_k),
+                rank,
+            )
+            for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
+        ]
+
+    def _hybrid(self, request: SearchRequest) -> list[Candidate]:
+        fetch = max(request.k, 2 * request.k)
+        reqs = [
+            AnnSearchRequest(
+                [request.query_vector], self.layout.vector_field, self.dense_params, fetch,
+                expr=request.expr or None,
+            ),
+            AnnSearchRequest(
+                [request.query_text], self.layout.sparse_field or "", SPARSE_SEARCH_PARAMS, fetch,
+                expr=request.expr or None,
+            ),
+        ]
+        ranker = (
+            RRFRanker(request.rrf_k)
+            if request.fusion == "rrf"
+            else WeightedRanker(request.dense_weight, 1.0 - request.dense_weight)
+        )
+        hits = self.client.hybrid_search(
+            self.layout.name,
+            reqs,
+            ranker,
+            limit=request.k,
+            output_fields=self._with_vectors(),
+            timeout=self.timeout,
+        )[0]
+        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field] for h in hits])
+        return [
+            candidate_from_fields(
+                hit["entity"],
+                self.layout,
+                fused_label(self.name, request.fusion, hit["distance"], sim, lists=2,
+                            rrf_k=request.rrf_k),
+                rank,
+            )
+            for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
+        ]

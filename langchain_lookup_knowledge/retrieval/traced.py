@@ -1,0 +1,61 @@
+"""Run an L1 search as a LangChain retriever run, so LangSmith renders its documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict
+
+from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.retrieval.request import L1Path, SearchRequest
+
+
+class L1SearchRetriever(BaseRetriever):
+    """One L1 search (a path and a request) shaped as a retriever run.
+
+    Example:
+        >>> docs = L1SearchRetriever(path=path, request=req).invoke(req.query_text)  # doctest: +SKIP
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Any
+    request: SearchRequest
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        candidates = self.path.search(self.request)
+        return [
+            Document(
+                page_content=c.content,
+                id=c.evidence_key,
+                metadata={
+                    "evidence_key": c.evidence_key,
+                    "source": c.source,
+                    "title": c.title,
+                    "category": c.category,
+                    "score": c.score_label.similarity,
+                    "candidate": c,
+                },
+            )
+            for c in candidates
+        ]
+
+
+def traced_search(
+    path: L1Path, request: SearchRequest, config: RunnableConfig | None, run_name: str
+) -> list[Candidate]:
+    """Search through ``path`` as a child retriever run named ``run_name``."""
+    retriever = L1SearchRetriever(path=path, request=request)
+    docs = retriever.invoke(
+        request.query_text,
+        config={**(config or {}), "run_name": run_name,
+                "metadata": {"l1_path": path.name, "filter": request.expr or "",
+                             "retrieval_mode": request.retrieval_mode, "k": request.k}},
+    )
+    return [doc.metadata["candidate"] for doc in docs]

@@ -1,0 +1,183 @@
+"""The LangChain ``VectorStore`` L1 path: ``langchain_milvus.Milvus`` on the existing collection.
+
+It is opened on the collection's real field names with explicit index and search params (without
+them langchain-milvus assumes L2 on reopen). Dense search goes by the precomputed query vector;
+hybrid / sparse go through the store's BM25 built-in function with an explicit ranker (the
+implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector, so their dense
+similarity is computed from the stored vectors fetched by primary key in one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from pymilvus import Function, FunctionType
+
+from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
+from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.retrieval.scores import (
+    cosine_to,
+    dense_label,
+    fused_label,
+    sparse_label,
+)
+from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import connection_args
+from langchain_lookup_knowledge.store.filters import condition
+from langchain_lookup_knowledge.store.schema import (
+    CollectionLayout,
+    dense_index_params,
+    dense_search_params,
+)
+
+
+def open_vectorstore(
+    settings: LookupSettings, layout: CollectionLayout, embeddings: Embeddings, *, hybrid: bool
+) -> Any:
+    """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one)."""
+    from langchain_milvus import BM25BuiltInFunction, Milvus
+
+    dense_index = dense_index_params(settings) | {"index_type": layout.index_type,
+                                                  "metric_type": layout.metric_type}
+    kwargs: dict[str, Any] = {
+        "embedding_function": embeddings,
+        "collection_name": layout.name,
+        "connection_args": connection_args(settings),
+        "primary_field": layout.id_field,
+        "text_field": layout.content_field,
+        "auto_id": False,
+        "metadata_field": None,
+        "enable_dynamic_field": False,
+    }
+    if hybrid and layout.sparse_field:
+        kwargs |= {
+            "vector_field": [layout.vector_field, layout.sparse_field],
+            "builtin_function": BM25BuiltInFunction(
+                input_field_names=layout.content_field,
+                output_field_names=layout.sparse_field,
+                enable_match=False,
+            ),
+            "index_params": [
+                dense_index,
+                {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25"},
+            ],
+            "search_params": [dense_search_params(layout, settings), SPARSE_SEARCH_PARAMS],
+        }
+    else:
+        kwargs |= {
+            "vector_field": layout.vector_field,
+            "index_params": dense_index,
+            "search_params": dense_search_params(layout, settings),
+        }
+    return Milvus(**kwargs)
+
+
+class VectorStorePath:
+    """L1 through ``langchain_milvus.Milvus`` (the spec's "Spring AI VectorStore" path).
+
+    Example:
+        >>> path = VectorStorePath(settings, layout, embeddings)  # doctest: +SKIP
+        >>> path.search(SearchRequest("disk full", vector, None, k=5))  # doctest: +SKIP
+    """
+
+    name = "vectorstore"
+
+    def __init__(
+        self, settings: LookupSettings, layout: CollectionLayout, embeddings: Embeddings
+    ) -> None:
+        self.layout = layout
+        self.timeout = settings.milvus_timeout_s
+        self.dense_store = open_vectorstore(settings, layout, embeddings, hybrid=False)
+        self.hybrid_store = (
+            open_vectorstore(settings, layout, embeddings, hybrid=True)
+            if layout.has_bm25
+            else None
+        )
+        if self.dense_store.col is None:
+            msg = f"langchain-milvus could not open collection {layout.name!r}"
+            raise RuntimeError(msg)
+
+    def search(self, request: SearchRequest) -> list[Candidate]:
+        """Run the request in its retrieval mode; candidates ranked best first."""
+        if request.retrieval_mode == "dense" or self.hybrid_store is None:
+            pairs = self.dense_store.similarity_search_with_score_by_vector(
+                request.query_vector, k=request.k, expr=request.expr, timeout=self.timeout
+            )
+            return [
+                self._candidate(doc, dense_label(self.name, self.layout.metric_type, score), rank)
+                for rank, (doc, score) in enumerate(pairs, start=1)
+            ]
+        if request.retrieval_mode == "sparse":
+            pairs = self.hybrid_store.client.search(
+                self.layout.name,
+                data=[request.query_text],
+                anns_field=self.layout.sparse_field,
+                search_params=SPARSE_SEARCH_PARAMS,
+                limit=request.k,
+                filter=request.expr or "",
+                output_fields=self.layout.scalar_fields,
+                timeout=self.timeout,
+            )[0]
+            docs = [(self.hybrid_store._parse_document(dict(h["entity"])), h["distance"])
+                    for h in pairs]
+        else:
+            docs = self.hybrid_store.similarity_search_with_score(
+                request.query_text,
+                k=request.k,
+                expr=request.expr,
+                fetch_k=max(request.k, 2 * request.k),
+                reranker=_ranker(request),
+                timeout=self.timeout,
+            )
+        sims = self._dense_similarities(request.query_vector, docs)
+        out = []
+        for rank, (doc, score) in enumerate(docs, start=1):
+            sim = sims.get(str(doc.metadata.get(self.layout.id_field)), 0.0)
+            label: ScoreLabel
+            if request.retrieval_mode == "sparse":
+                label = sparse_label(self.name, score, rank, sim, rrf_k=request.rrf_k)
+            else:
+                label = fused_label(self.name, request.fusion, score, sim, lists=2,
+                                    rrf_k=request.rrf_k)
+            out.append(self._candidate(doc, label, rank))
+        return out
+
+    def _candidate(self, doc: Document, label: ScoreLabel, rank: int) -> Candidate:
+        fields = dict(doc.metadata)
+        fields[self.layout.content_field] = doc.page_content
+        return candidate_from_fields(fields, self.layout, label, rank)
+
+    def _dense_similarities(
+        self, query_vector: list[float], docs: list[tuple[Document, float]]
+    ) -> dict[str, float]:
+        keys = [str(doc.metadata.get(self.layout.id_field)) for doc, _ in docs]
+        if not keys:
+            return {}
+        rows = self.dense_store.client.query(
+            self.layout.name,
+            filter=condition(self.layout.id_field, keys),
+            output_fields=[self.layout.id_field, self.layout.vector_field],
+            timeout=self.timeout,
+        )
+        vectors = {str(r[self.layout.id_field]): r[self.layout.vector_field] for r in rows}
+        ordered = [k for k in keys if k in vectors]
+        sims = cosine_to(query_vector, [vectors[k] for k in ordered])
+        return dict(zip(ordered, sims, strict=True))
+
+
+def _ranker(request: SearchRequest) -> Function:
+    if request.fusion == "rrf":
+        params: dict[str, Any] = {"reranker": "rrf", "k": request.rrf_k}
+    else:
+        params = {"reranker": "weighted",
+                  "weights": [request.dense_weight, 1.0 - request.dense_weight]}
+    return Function(
+        name=f"{request.fusion}_ranker",
+        input_field_names=[],
+        function_type=FunctionType.RERANK,
+        params=params,
+    )
