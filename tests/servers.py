@@ -45,8 +45,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 __all__ = [
     "MILVUS_URI_ENV",
@@ -65,7 +65,7 @@ DEFAULT_POSTGRES_DB = "lookup_knowledge_test"
 LOOPBACK = "127.0.0.1"
 
 
-class ServerUnavailable(Exception):
+class ServerUnavailable(Exception):  # noqa: N818 - name fixed by the test API
     """The requested test server cannot be provided; ``reason`` says why."""
 
     def __init__(self, reason: str) -> None:
@@ -95,8 +95,8 @@ def _die_with_parent() -> None:
     """preexec_fn: have the kernel SIGKILL the child if the test process dies."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
     except Exception:  # pragma: no cover - best effort only
         pass
 
@@ -123,10 +123,8 @@ def _stop_process_group(proc: subprocess.Popen, sig: int, grace: float) -> None:
                 proc.send_signal(sig)
         except ProcessLookupError:
             pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
     # Kill whatever is left in the group (children, stragglers), then reap.
     if pgid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -221,7 +219,8 @@ def start_postgres(
         init = subprocess.run(
             [
                 str(bindir / "initdb"),
-                "-D", str(datadir),
+                "-D",
+                str(datadir),
                 "--username=postgres",
                 "--auth=trust",
                 "--encoding=UTF8",
@@ -236,9 +235,8 @@ def start_postgres(
             **run_as,
         )
         if init.returncode != 0:
-            raise ServerUnavailable(
-                f"initdb failed (exit {init.returncode}): {(init.stderr or init.stdout).strip()[-2000:]}"
-            )
+            output = (init.stderr or init.stdout).strip()[-2000:]
+            raise ServerUnavailable(f"initdb failed (exit {init.returncode}): {output}")
 
         deadline = time.monotonic() + timeout
         last_err = "not started"
@@ -256,8 +254,7 @@ def start_postgres(
                 "shared_buffers = 32MB\n"
             )
             (datadir / "postgresql.auto.conf").write_text(conf)
-            log_fh = open(log_path, "ab")
-            try:
+            with open(log_path, "ab") as log_fh:
                 proc = subprocess.Popen(
                     [str(bindir / "postgres"), "-D", str(datadir)],
                     cwd=tmp,
@@ -269,13 +266,15 @@ def start_postgres(
                     preexec_fn=_die_with_parent,
                     **run_as,
                 )
-            finally:
-                log_fh.close()
             while time.monotonic() < deadline and proc.poll() is None:
                 try:
                     with psycopg.connect(
-                        host=LOOPBACK, port=port, user="postgres", dbname="postgres",
-                        connect_timeout=2, autocommit=True,
+                        host=LOOPBACK,
+                        port=port,
+                        user="postgres",
+                        dbname="postgres",
+                        connect_timeout=2,
+                        autocommit=True,
                     ) as conn:
                         conn.execute(f'CREATE DATABASE "{database}"')
                     ok = True
@@ -318,12 +317,6 @@ _MILVUS_PORT_KEYS = (
     "data_node_port",
     "etcd_port",
 )
-# Shorter polling intervals than the defaults: collection load and flush
-# complete sooner, which matters for tests that create many collections.
-_MILVUS_TUNING: dict = {
-    "queryCoord.checkInterval": 200,
-    "queryCoord.distPullInterval": 100,
-}
 _TEMPLATE_VAR = re.compile(r"\{\{(.*?)\}\}")
 
 
@@ -388,7 +381,7 @@ def _render_milvus_config(milvus, values: dict) -> str:
         return default
 
     text = _TEMPLATE_VAR.sub(repl, template)
-    text = _set_yaml_values(text, {**_MILVUS_TUNING, **values.get("overrides", {})})
+    text = _set_yaml_values(text, values.get("config_overrides") or {})
     # Every component advertises 127.0.0.1 (template leaves "ip:" empty, which
     # would mean "first non-loopback address").
     text = re.sub(r"(?m)^(\s+)ip:[ \t]*(#.*)?$", rf"\g<1>ip: {LOOPBACK}", text)
@@ -412,7 +405,7 @@ def _set_yaml_values(text: str, overrides: dict) -> str:
         m = re.match(r"^( *)([A-Za-z0-9_]+):(.*)$", line)
         if m and not line.lstrip().startswith("#"):
             level = len(m.group(1)) // 2
-            path = path[:level] + [m.group(2)]
+            path = [*path[:level], m.group(2)]
             dotted = ".".join(path)
             if dotted in overrides:
                 val = overrides[dotted]
@@ -424,7 +417,7 @@ def _set_yaml_values(text: str, overrides: dict) -> str:
 
 def _http_ok(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=2) as resp:
             return resp.status == 200 and b"OK" in resp.read()
     except (urllib.error.URLError, OSError, ValueError):
         return False
@@ -444,7 +437,7 @@ def _milvus_client_ok(uri: str) -> str | None:
             with contextlib.suppress(Exception):
                 client.close()
         return None
-    except Exception as exc:  # noqa: BLE001 - any failure means "not ready yet"
+    except Exception as exc:  # any failure means "not ready yet"
         return f"{type(exc).__name__}: {exc}"
 
 
@@ -454,6 +447,7 @@ def start_milvus_server(
     timeout: float = 180.0,
     keep_on_failure: bool = False,
     extra_env: dict | None = None,
+    config_overrides: dict | None = None,
 ) -> Iterator[str]:
     """Yield the URI (``http://127.0.0.1:PORT``) of a private Milvus 2.3 standalone server.
 
@@ -464,6 +458,11 @@ def start_milvus_server(
     server's whole process group and removes the data dir.  Raises
     :class:`ServerUnavailable` if the package is missing or the server is not
     ready within ``timeout`` s.
+
+    ``config_overrides`` sets existing milvus.yaml keys by dotted path, e.g.
+    ``{"common.gracefulTime": 1000}``; ``extra_env`` adds environment
+    variables for the server process; ``keep_on_failure`` keeps the data dir
+    (logs) when startup fails.
     """
     external = os.environ.get(MILVUS_URI_ENV)
     if external:
@@ -477,7 +476,7 @@ def start_milvus_server(
         bindir = _milvus_binaries(milvus)
     except ServerUnavailable:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ServerUnavailable(f"could not unpack Milvus server binaries: {exc!r}") from exc
 
     tmp = Path(tempfile.mkdtemp(prefix="lookup-knowledge-milvus-"))
@@ -489,7 +488,7 @@ def start_milvus_server(
         (tmp / "logs").mkdir()
         (tmp / "data").mkdir()
         ports = _free_ports(len(_MILVUS_PORT_KEYS) + 2)
-        values = dict(zip(_MILVUS_PORT_KEYS, ports))
+        values = dict(zip(_MILVUS_PORT_KEYS, ports[: len(_MILVUS_PORT_KEYS)], strict=True))
         etcd_peer_port, metrics_port = ports[-2:]
         etcd_cfg = tmp / "configs" / "embedEtcd.yaml"
         etcd_cfg.write_text(
@@ -510,6 +509,7 @@ def start_milvus_server(
             local_storage_dir=str(tmp / "data"),
             rocksmq_data_dir=str(tmp / "data" / "rocksmq"),
             system_log_path=str(tmp / "logs"),
+            config_overrides=config_overrides,
         )
         (tmp / "configs" / "milvus.yaml").write_text(_render_milvus_config(milvus, values))
         glog = Path(milvus.__file__).parent / "data" / "glog.conf"
@@ -564,7 +564,7 @@ def start_milvus_server(
         yield uri
     finally:
         if proc is not None:
-            _stop_process_group(proc, signal.SIGTERM, grace=5)
+            _stop_process_group(proc, signal.SIGTERM, grace=3)
         # Milvus as root keeps a pid file in /run/milvus (else /tmp/milvus).
         for rundir in ("/run/milvus", "/tmp/milvus"):
             with contextlib.suppress(OSError):

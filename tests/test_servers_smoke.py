@@ -8,7 +8,7 @@ point the tests at an existing server instead.
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -45,7 +45,9 @@ def test_postgres_round_trip(postgres_url: str) -> None:
     table = f"smoke_{uuid.uuid4().hex[:8]}"
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text(f"CREATE TABLE {table} (id TEXT PRIMARY KEY, body JSONB NOT NULL)"))
+            conn.execute(
+                sa.text(f"CREATE TABLE {table} (id TEXT PRIMARY KEY, body JSONB NOT NULL)")
+            )
             conn.execute(
                 sa.text(f"INSERT INTO {table} (id, body) VALUES (:id, CAST(:body AS JSONB))"),
                 [{"id": "a", "body": '{"k": "x"}'}, {"id": "b", "body": '{"k": "y"}'}],

@@ -53,15 +53,17 @@ __all__ = [
 KINDS: tuple[str, ...] = ("title", "keyword", "alias", "entity", "category")
 """Kinds of L0 match, in the order they are reported."""
 
-STOPWORDS: frozenset[str] = frozenset(
-    """
-    a about after all an and any are as at be been before but by can could did do does doing
-    for from had has have how i if in into is it its me my no not of on or our so such than
-    that the their them then there these they this those to too up was we were what when where
-    which while who why will with would you your
-    """.split()
-)
+# fmt: off
+STOPWORDS: frozenset[str] = frozenset({
+    "a", "about", "after", "all", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+    "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of",
+    "on", "or", "our", "so", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "too", "up", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "why", "will", "with", "would", "you", "your",
+})
 """English words that never match or count as significant on their own."""
+# fmt: on
 
 CJK_STOP_CHARS: frozenset[str] = frozenset("的了吗呢吧啊是")
 """CJK particles: a query bigram containing one carries no topic."""
@@ -407,8 +409,8 @@ class L0Matcher:
 
         by_source = {source: ordered(pairs) for source, pairs in sorted(matched.items())}
         terms: dict[str, dict[str, str]] = defaultdict(dict)
-        for pairs in by_source.values():
-            for kind, term in pairs:
+        for source_pairs in by_source.values():
+            for kind, term in source_pairs:
                 bucket = "keyword" if kind == "alias" else kind
                 terms[bucket].setdefault(fold(term), term)
 

@@ -40,8 +40,10 @@ def relevance_level(top_similarity: float | None, *, high: float, medium: float)
         ValueError: ``medium`` is above ``high``.
 
     Example:
-        >>> relevance_level(0.7, high=0.62, medium=0.45), relevance_level(None, high=0.62, medium=0.45)
-        ('high', 'low')
+        >>> relevance_level(0.7, high=0.62, medium=0.45)
+        'high'
+        >>> relevance_level(None, high=0.62, medium=0.45)
+        'low'
     """
     if medium > high:
         msg = f"medium relevance threshold ({medium}) must not exceed high ({high})"
@@ -88,10 +90,8 @@ def completeness_hint(
     if not blocks:
         message = "No knowledge evidence found; do not answer from the knowledge base"
         if l0_hints is not None and l0_hints.matched_sources:
-            message += (
-                f"; the catalog lists possibly related documents ({_named(l0_hints.matched_sources)})"
-                " but they are hints, not evidence"
-            )
+            related = _named(l0_hints.matched_sources)
+            message += f"; the catalog lists related documents ({related}), but as hints only"
         return message + "."
 
     sources = list(dict.fromkeys(b.source for b in blocks))

@@ -17,8 +17,12 @@ from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason
 __all__ = ["RerankWeights", "ScoredCandidate", "query_terms", "rerank"]
 
 _FIRST_CHUNK = re.compile(r"#0$")
-_L0_KINDS = (("title", "l0_title"), ("keyword", "l0_keyword"), ("alias", "l0_alias"),
-             ("entity", "l0_entity"))
+_L0_KINDS = (
+    ("title", "l0_title"),
+    ("keyword", "l0_keyword"),
+    ("alias", "l0_alias"),
+    ("entity", "l0_entity"),
+)
 _MAX_TERMS_IN_DETAIL = 4
 
 
@@ -97,7 +101,7 @@ def query_terms(query: str) -> list[str]:
 
 
 def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> tuple[float, list[str]]:
-    """Share of ``terms`` present in ``text``: words as whole words, CJK ``bigrams`` as substrings."""
+    """Share of ``terms`` in ``text``: words as whole words, CJK ``bigrams`` as substrings."""
     if not terms:
         return 0.0, []
     words = set(word_keys(text))
@@ -137,16 +141,23 @@ def _score_one(
                 boost(reason_kind, f"{l0_kind}: {_terms_detail(matched[l0_kind])}", weight)
         domains = {fold(d) for d in l0.hints.domains if d.strip()}
         if candidate.category.strip() and fold(candidate.category) in domains:
-            boost("l0_domain", f"category {candidate.category} is an L0 domain",
-                  weights.domain_match)
+            boost(
+                "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
+            )
 
     heading = f"{candidate.title}\n{candidate.breadcrumb}"
     coverage, covered = _share(terms, bigrams, f"{heading}\n{candidate.content}")
-    boost("query_term_coverage", f"{len(covered)}/{len(terms)} query terms: "
-          f"{_terms_detail(covered)}", weights.query_term_coverage * coverage)
+    boost(
+        "query_term_coverage",
+        f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",
+        weights.query_term_coverage * coverage,
+    )
     overlap, in_title = _share(terms, bigrams, heading)
-    boost("title_term_overlap", f"{len(in_title)}/{len(terms)} in title/breadcrumb: "
-          f"{_terms_detail(in_title)}", weights.title_term_overlap * overlap)
+    boost(
+        "title_term_overlap",
+        f"{len(in_title)}/{len(terms)} in title/breadcrumb: {_terms_detail(in_title)}",
+        weights.title_term_overlap * overlap,
+    )
     if _FIRST_CHUNK.search(candidate.evidence_key):
         boost("first_chunk", "first chunk of its document", weights.first_chunk)
 

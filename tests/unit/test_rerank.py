@@ -1,0 +1,128 @@
+"""Rule rerank: every boost explained, boosts sum to final - base, deterministic order."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
+from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, query_terms, rerank
+
+NODE = CatalogEntry(
+    source="kubernetes/node.md",
+    title="Kubernetes node NotReady",
+    category="kubernetes",
+    keywords=("node down",),
+    aliases=("KubeNodeNotReady",),
+    entities=("kubelet",),
+)
+
+
+def candidate(
+    key: str,
+    similarity: float,
+    *,
+    title: str = "",
+    breadcrumb: str = "",
+    content: str = "",
+    category: str = "",
+    path: str = "sdk",
+    attempt: str = "",
+) -> Candidate:
+    label = ScoreLabel(path=path, metric="COSINE", raw=2 * similarity - 1, similarity=similarity,
+                       formula="(s+1)/2")
+    return Candidate(evidence_key=key, source=key.split("#")[0], title=title,
+                     breadcrumb=breadcrumb, category=category, content=content or "text", rank=1,
+                     score_label=label, attempt=attempt)
+
+
+def test_first_reason_is_l1_similarity_with_base_as_contribution() -> None:
+    [scored] = rerank([candidate("a.md#3", 0.61, attempt="filtered")], "anything", None)
+    first = scored.reasons[0]
+    assert first.kind == "l1_similarity"
+    assert first.contribution == scored.base == pytest.approx(0.61)
+    assert first.detail == "sdk COSINE raw=0.2200 attempt=filtered"
+    assert first.path == "sdk"
+
+
+def test_every_boost_is_recorded_and_boosts_sum_to_final_minus_base() -> None:
+    l0 = L0Matcher([NODE]).match("KubeNodeNotReady: kubernetes node NotReady, node down, kubelet")
+    hit = candidate("kubernetes/node.md#0", 0.5, title=NODE.title,
+                    breadcrumb="Kubernetes node NotReady > Fix", category="kubernetes",
+                    content="Restart the kubelet when the node is down.")
+    [scored] = rerank([hit], "kubernetes node NotReady node down kubelet", l0)
+    kinds = [r.kind for r in scored.reasons]
+    assert kinds == ["l1_similarity", "l0_title", "l0_keyword", "l0_alias", "l0_entity",
+                     "l0_domain", "query_term_coverage", "title_term_overlap", "first_chunk"]
+    weights = RerankWeights()
+    by_kind = {r.kind: r.contribution for r in scored.reasons}
+    assert by_kind["l0_title"] == weights.l0_title
+    assert by_kind["l0_alias"] == weights.l0_alias
+    assert by_kind["first_chunk"] == weights.first_chunk
+    assert 0 < by_kind["query_term_coverage"] <= weights.query_term_coverage
+    assert scored.final - scored.base == pytest.approx(sum(c for c in list(by_kind.values())[1:]))
+    assert all(r.detail for r in scored.reasons)
+
+
+def test_l0_match_lifts_candidate_over_slightly_closer_one() -> None:
+    l0 = L0Matcher([NODE]).match("KubeNodeNotReady fired")
+    other = candidate("kubernetes/disk.md#2", 0.60)
+    matched = candidate("kubernetes/node.md#2", 0.57)
+    ranked = rerank([other, matched], "KubeNodeNotReady fired", l0)
+    assert [s.evidence_key for s in ranked] == ["kubernetes/node.md#2", "kubernetes/disk.md#2"]
+
+
+def test_without_l0_there_are_no_l0_reasons() -> None:
+    [scored] = rerank([candidate("kubernetes/node.md#1", 0.5, category="kubernetes")],
+                      "node down", None)
+    assert not [r for r in scored.reasons if r.kind.startswith("l0_")]
+
+
+def test_ties_break_by_base_then_evidence_key_deterministically() -> None:
+    weights = RerankWeights(first_chunk=0.0, query_term_coverage=0.0, title_term_overlap=0.0)
+    hits = [candidate("b.md#1", 0.5), candidate("a.md#1", 0.5), candidate("c.md#1", 0.7),
+            candidate("a.md#2", 0.5)]
+    orders = set()
+    for seed in range(5):
+        shuffled = hits[:]
+        random.Random(seed).shuffle(shuffled)
+        orders.add(tuple(s.evidence_key for s in rerank(shuffled, "q", None, weights=weights)))
+    assert orders == {("c.md#1", "a.md#1", "a.md#2", "b.md#1")}
+
+
+def test_equal_final_prefers_higher_base() -> None:
+    boosted = candidate("a.md#0", 0.25)  # + first_chunk 0.25: exactly 0.5 in binary
+    plain = candidate("b.md#1", 0.5)
+    weights = RerankWeights(query_term_coverage=0.0, title_term_overlap=0.0, first_chunk=0.25)
+    ranked = rerank([boosted, plain], "q", None, weights=weights)
+    assert ranked[0].final == ranked[1].final
+    assert ranked[0].evidence_key == "b.md#1"
+
+
+def test_zero_weights_record_no_boosts() -> None:
+    zero = RerankWeights(**{name: 0.0 for name in RerankWeights.__dataclass_fields__})
+    l0 = L0Matcher([NODE]).match("KubeNodeNotReady")
+    [scored] = rerank([candidate("kubernetes/node.md#0", 0.4, title=NODE.title)],
+                      "KubeNodeNotReady", l0, weights=zero)
+    assert [r.kind for r in scored.reasons] == ["l1_similarity"]
+    assert scored.final == scored.base
+
+
+def test_negative_weight_is_rejected_with_its_value() -> None:
+    with pytest.raises(ValueError, match=r"l0_title.*-0.1"):
+        RerankWeights(l0_title=-0.1)
+
+
+def test_query_terms_drop_stopwords_and_split_cjk_into_bigrams() -> None:
+    assert query_terms("How do I fix the Pods?") == ["fix", "pod"]
+    assert query_terms("节点磁盘满了") == ["节点", "点磁", "磁盘", "盘满"]
+
+
+def test_cjk_query_terms_count_towards_coverage() -> None:
+    hit = candidate("zh/disk.md#1", 0.5, content="节点磁盘使用率过高")
+    [scored] = rerank([hit], "节点磁盘", None)
+    coverage = next(r for r in scored.reasons if r.kind == "query_term_coverage")
+    assert coverage.contribution == pytest.approx(RerankWeights().query_term_coverage)
