@@ -42,11 +42,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "MILVUS_URI_ENV",
@@ -151,9 +153,9 @@ def find_postgres_bindir() -> Path | None:
             return Path(bindir)
     initdb = shutil.which("initdb")
     if initdb:
-        bindir = Path(os.path.realpath(initdb)).parent
-        if (bindir / "postgres").exists():
-            return bindir
+        found = Path(os.path.realpath(initdb)).parent
+        if (found / "postgres").exists():
+            return found
     return None
 
 
@@ -328,14 +330,14 @@ def _cache_root() -> Path:
     return Path(xdg) / "lookup-knowledge-tests"
 
 
-def _milvus_package():
+def _milvus_package() -> types.ModuleType:
     try:
         import milvus  # the PyPI "milvus" server bundle, not pymilvus/milvus_lite
     except ImportError as exc:
         raise ServerUnavailable(
             f"Python package 'milvus' (Milvus 2.3 standalone server) is not installed: {exc}"
         ) from exc
-    pkg_dir = Path(milvus.__file__).parent
+    pkg_dir = Path(str(milvus.__file__)).parent
     if not (pkg_dir / "data" / "bin" / "milvus.lzma").exists() or not hasattr(
         milvus, "_initialize_data_files"
     ):
@@ -345,7 +347,7 @@ def _milvus_package():
     return milvus
 
 
-def _milvus_binaries(milvus) -> Path:
+def _milvus_binaries(milvus: types.ModuleType) -> Path:
     """Unpack the bundled binaries once per version into the cache; return the bin dir."""
     version = getattr(milvus, "__version__", "unknown")
     base = _cache_root() / f"milvus-server-{version}"
@@ -364,9 +366,9 @@ def _milvus_binaries(milvus) -> Path:
     return bindir
 
 
-def _render_milvus_config(milvus, values: dict) -> str:
+def _render_milvus_config(milvus: types.ModuleType, values: dict[str, Any]) -> str:
     """Fill the package's config template ({{ key(type): default }} placeholders)."""
-    template = (Path(milvus.__file__).parent / "data" / "config.yaml.template").read_text()
+    template = (Path(str(milvus.__file__)).parent / "data" / "config.yaml.template").read_text()
 
     def repl(m: re.Match) -> str:
         text = m.group(1).strip()
@@ -400,7 +402,8 @@ def _set_yaml_values(text: str, overrides: dict) -> str:
     """Replace the values of existing ``a.b.c: value`` keys in a simple YAML text."""
     if not overrides:
         return text
-    out, path = [], []
+    out: list[str] = []
+    path: list[str] = []
     for line in text.splitlines():
         m = re.match(r"^( *)([A-Za-z0-9_]+):(.*)$", line)
         if m and not line.lstrip().startswith("#"):
@@ -488,7 +491,9 @@ def start_milvus_server(
         (tmp / "logs").mkdir()
         (tmp / "data").mkdir()
         ports = _free_ports(len(_MILVUS_PORT_KEYS) + 2)
-        values = dict(zip(_MILVUS_PORT_KEYS, ports[: len(_MILVUS_PORT_KEYS)], strict=True))
+        values: dict[str, Any] = dict(
+            zip(_MILVUS_PORT_KEYS, ports[: len(_MILVUS_PORT_KEYS)], strict=True)
+        )
         etcd_peer_port, metrics_port = ports[-2:]
         etcd_cfg = tmp / "configs" / "embedEtcd.yaml"
         etcd_cfg.write_text(
@@ -512,7 +517,7 @@ def start_milvus_server(
             config_overrides=config_overrides,
         )
         (tmp / "configs" / "milvus.yaml").write_text(_render_milvus_config(milvus, values))
-        glog = Path(milvus.__file__).parent / "data" / "glog.conf"
+        glog = Path(str(milvus.__file__)).parent / "data" / "glog.conf"
         if glog.exists():
             shutil.copy(glog, tmp / "configs" / "glog.conf")
 

@@ -123,7 +123,7 @@ def _create_chunk_collection(
             metric_type="BM25",
             params={"inverted_index_algo": "DAAT_MAXSCORE"},
         )
-    client.create_collection(settings.collection, schema=schema, index_params=index)
+    create_indexed_collection(client, settings.collection, schema, index)
 
 
 def ensure_chunk_collection(
@@ -213,6 +213,18 @@ def describe_chunk_collection(
     )
 
 
+def create_indexed_collection(client: MilvusClient, name: str, schema: Any, index: Any) -> None:
+    """Create, index and load a collection.
+
+    ``create_collection(index_params=...)`` waits for the index through ``AllocTimestamp``,
+    which Milvus Lite does not implement (its server logs a traceback per call): index without
+    waiting, then load, which waits for the index itself.
+    """
+    client.create_collection(name, schema=schema)
+    client.create_index(name, index, sync=False)
+    client.load_collection(name)
+
+
 def ensure_loaded(client: MilvusClient, name: str) -> None:
     """Load a collection into memory if it is not (a reopened collection starts released)."""
     state = client.get_load_state(name)
@@ -246,5 +258,5 @@ def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) ->
     schema.add_field(CATALOG_VECTOR_FIELD, DataType.FLOAT_VECTOR, dim=2)
     index = client.prepare_index_params()
     index.add_index(CATALOG_VECTOR_FIELD, index_type="FLAT", metric_type="L2")
-    client.create_collection(name, schema=schema, index_params=index)
+    create_indexed_collection(client, name, schema, index)
     return name

@@ -28,10 +28,17 @@ CRASHLOOP = CatalogEntry(
 )
 ALERT = CatalogEntry(source="alerts/kube-pod.md", title="KubePodCrashLooping", category="alerts")
 STORAGE = CatalogEntry(
-    source="storage/pvc.md", title="PVC pending", category="object-storage", entities=("Kubernetes",)
+    source="storage/pvc.md",
+    title="PVC pending",
+    category="object-storage",
+    entities=("Kubernetes",),
 )
 NOISE = CatalogEntry(
-    source="misc/noise.md", title="a", category="", keywords=("the", "how to", "x", "我", ""), aliases=("I",)
+    source="misc/noise.md",
+    title="a",
+    category="",
+    keywords=("the", "how to", "x", "我", ""),
+    aliases=("I",),
 )
 CATALOG = [DNS, CRASHLOOP, ALERT, STORAGE, NOISE]
 
@@ -85,7 +92,9 @@ def test_camelcase_alias_matches_verbatim(matcher: L0Matcher) -> None:
 
 
 def test_camelcase_title_matches_by_its_split_words(matcher: L0Matcher) -> None:
-    assert ("title", ALERT.title) in terms(matcher.match("kube pod crash looping again"), ALERT.source)
+    assert ("title", ALERT.title) in terms(
+        matcher.match("kube pod crash looping again"), ALERT.source
+    )
     assert ("title", ALERT.title) in terms(matcher.match("KubePodCrashLooping"), ALERT.source)
     assert ALERT.source not in matcher.match("pod crash looping").matched
 
@@ -137,8 +146,12 @@ def test_result_does_not_depend_on_catalog_order() -> None:
 
 @pytest.mark.parametrize(
     ("domains", "expected"),
-    [([], None), (["kubernetes"], "kubernetes"), (["kubernetes", " "], "kubernetes"),
-     (["kubernetes", "storage"], None)],
+    [
+        ([], None),
+        (["kubernetes"], "kubernetes"),
+        (["kubernetes", " "], "kubernetes"),
+        (["kubernetes", "storage"], None),
+    ],
 )
 def test_single_domain_only_when_exactly_one_nonblank(
     domains: list[str], expected: str | None

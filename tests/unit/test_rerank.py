@@ -32,11 +32,20 @@ def candidate(
     path: str = "sdk",
     attempt: str = "",
 ) -> Candidate:
-    label = ScoreLabel(path=path, metric="COSINE", raw=2 * similarity - 1, similarity=similarity,
-                       formula="(s+1)/2")
-    return Candidate(evidence_key=key, source=key.split("#")[0], title=title,
-                     breadcrumb=breadcrumb, category=category, content=content or "text", rank=1,
-                     score_label=label, attempt=attempt)
+    label = ScoreLabel(
+        path=path, metric="COSINE", raw=2 * similarity - 1, similarity=similarity, formula="(s+1)/2"
+    )
+    return Candidate(
+        evidence_key=key,
+        source=key.split("#")[0],
+        title=title,
+        breadcrumb=breadcrumb,
+        category=category,
+        content=content or "text",
+        rank=1,
+        score_label=label,
+        attempt=attempt,
+    )
 
 
 def test_first_reason_is_l1_similarity_with_base_as_contribution() -> None:
@@ -50,13 +59,27 @@ def test_first_reason_is_l1_similarity_with_base_as_contribution() -> None:
 
 def test_every_boost_is_recorded_and_boosts_sum_to_final_minus_base() -> None:
     l0 = L0Matcher([NODE]).match("KubeNodeNotReady: kubernetes node NotReady, node down, kubelet")
-    hit = candidate("kubernetes/node.md#0", 0.5, title=NODE.title,
-                    breadcrumb="Kubernetes node NotReady > Fix", category="kubernetes",
-                    content="Restart the kubelet when the node is down.")
+    hit = candidate(
+        "kubernetes/node.md#0",
+        0.5,
+        title=NODE.title,
+        breadcrumb="Kubernetes node NotReady > Fix",
+        category="kubernetes",
+        content="Restart the kubelet when the node is down.",
+    )
     [scored] = rerank([hit], "kubernetes node NotReady node down kubelet", l0)
     kinds = [r.kind for r in scored.reasons]
-    assert kinds == ["l1_similarity", "l0_title", "l0_keyword", "l0_alias", "l0_entity",
-                     "l0_domain", "query_term_coverage", "title_term_overlap", "first_chunk"]
+    assert kinds == [
+        "l1_similarity",
+        "l0_title",
+        "l0_keyword",
+        "l0_alias",
+        "l0_entity",
+        "l0_domain",
+        "query_term_coverage",
+        "title_term_overlap",
+        "first_chunk",
+    ]
     weights = RerankWeights()
     by_kind = {r.kind: r.contribution for r in scored.reasons}
     assert by_kind["l0_title"] == weights.l0_title
@@ -76,15 +99,20 @@ def test_l0_match_lifts_candidate_over_slightly_closer_one() -> None:
 
 
 def test_without_l0_there_are_no_l0_reasons() -> None:
-    [scored] = rerank([candidate("kubernetes/node.md#1", 0.5, category="kubernetes")],
-                      "node down", None)
+    [scored] = rerank(
+        [candidate("kubernetes/node.md#1", 0.5, category="kubernetes")], "node down", None
+    )
     assert not [r for r in scored.reasons if r.kind.startswith("l0_")]
 
 
 def test_ties_break_by_base_then_evidence_key_deterministically() -> None:
     weights = RerankWeights(first_chunk=0.0, query_term_coverage=0.0, title_term_overlap=0.0)
-    hits = [candidate("b.md#1", 0.5), candidate("a.md#1", 0.5), candidate("c.md#1", 0.7),
-            candidate("a.md#2", 0.5)]
+    hits = [
+        candidate("b.md#1", 0.5),
+        candidate("a.md#1", 0.5),
+        candidate("c.md#1", 0.7),
+        candidate("a.md#2", 0.5),
+    ]
     orders = set()
     for seed in range(5):
         shuffled = hits[:]
@@ -105,8 +133,12 @@ def test_equal_final_prefers_higher_base() -> None:
 def test_zero_weights_record_no_boosts() -> None:
     zero = RerankWeights(**{name: 0.0 for name in RerankWeights.__dataclass_fields__})
     l0 = L0Matcher([NODE]).match("KubeNodeNotReady")
-    [scored] = rerank([candidate("kubernetes/node.md#0", 0.4, title=NODE.title)],
-                      "KubeNodeNotReady", l0, weights=zero)
+    [scored] = rerank(
+        [candidate("kubernetes/node.md#0", 0.4, title=NODE.title)],
+        "KubeNodeNotReady",
+        l0,
+        weights=zero,
+    )
     assert [r.kind for r in scored.reasons] == ["l1_similarity"]
     assert scored.final == scored.base
 
