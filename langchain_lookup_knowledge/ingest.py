@@ -228,6 +228,46 @@ def ingest_folder(
     return report
 
 
+def ingest_documents(
+    docs: Sequence[KnowledgeDocument],
+    settings: LookupSettings | None = None,
+    *,
+    label: str = "<documents>",
+    embeddings: Embeddings | None = None,
+    show_progress: bool | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Index already-parsed documents (e.g. a BEIR corpus) through the same write path.
+
+    Incremental like :func:`ingest_folder` (unchanged content hashes are skipped); no pruning.
+    """
+    settings = settings or LookupSettings()
+    started = time.perf_counter()
+    report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
+    if settings.is_milvus_lite:
+        Path(settings.resolved_milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    client = open_client(settings)
+    embedder = embeddings or build_embeddings(settings)
+    dimension = len(embedder.embed_query("dimension probe"))
+    layout = ensure_chunk_collection(client, settings, dimension, choose_analyzer(settings, docs))
+    report.bm25 = layout.has_bm25
+    catalog_name = ensure_catalog_collection(client, settings)
+    known = {entry.source: entry.content_hash for entry in load_catalog(client, catalog_name)}
+    changed = [d for d in docs if known.get(d.source) != d.content_hash]
+    report.unchanged = [d.source for d in docs if known.get(d.source) == d.content_hash]
+    enabled = sys.stderr.isatty() if show_progress is None else show_progress
+    progress = _Progress(len(changed), enabled, on_progress)
+    try:
+        _write_documents(client, settings, layout, catalog_name, changed, embedder, report, progress)
+    finally:
+        progress.close()
+    client.flush(layout.name)
+    client.flush(catalog_name)
+    report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
 def _write_documents(
     client: Any,
     settings: LookupSettings,

@@ -418,9 +418,12 @@ def _set_yaml_values(text: str, overrides: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _http_ok(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
+        with _NO_PROXY_OPENER.open(url, timeout=2) as resp:  # never via a proxy
             return resp.status == 200 and b"OK" in resp.read()
     except (urllib.error.URLError, OSError, ValueError):
         return False
