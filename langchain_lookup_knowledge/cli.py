@@ -225,8 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if not args.verbose:
+        # CRITICAL: their ERROR records carry tracebacks (e.g. milvus_lite on a locked database)
+        # for failures this CLI already reports in one line.
         for noisy in ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx"):
-            logging.getLogger(noisy).setLevel(logging.ERROR)
+            logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
         return int(args.func(args))
     except LookupKnowledgeError as exc:

@@ -9,4 +9,7 @@ from typing import Any
 def register_extra_commands() -> list[Callable[[Any], None]]:
     """Each function adds one subcommand to the ``lookup-knowledge`` parser."""
     registrars: list[Callable[[Any], None]] = []
+    from langchain_lookup_knowledge.evaluation.commands import register_eval_commands
+
+    registrars.append(register_eval_commands)
     return registrars

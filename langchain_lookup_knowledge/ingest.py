@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -25,7 +26,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings import build_embeddings
-from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
@@ -102,7 +103,8 @@ def _chunk_rows(
 ) -> list[dict[str, Any]]:
     rows = []
     for chunk, text, vector in zip(chunks, texts, vectors, strict=True):
-        metadata = {
+        # Other frontmatter fields are kept as metadata (JSON-safe); known fields win.
+        metadata = _json_safe(doc.extra) | {
             "source": chunk.source,
             "title": chunk.title,
             "breadcrumb": chunk.breadcrumb,
@@ -112,6 +114,9 @@ def _chunk_rows(
             "keywords": list(doc.keywords),
             "entities": list(doc.entities),
             "aliases": list(doc.aliases),
+            # The indexed text starts with a header (breadcrumb, terms) that helps retrieval;
+            # evidence shows the chunk from this offset on.
+            "body_offset": len(text) - len(chunk.text) if text.endswith(chunk.text) else 0,
         }
         row: dict[str, Any] = {
             layout.id_field: chunk.evidence_key,
@@ -176,8 +181,7 @@ def ingest_folder(
     root = root.resolve()
     report = IngestReport(path=str(root), collection=settings.collection)
 
-    if settings.is_milvus_lite:
-        Path(settings.resolved_milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    _create_default_data_dir(settings)
     client = open_client(settings)
     embedder = embeddings or build_embeddings(settings)
 
@@ -244,8 +248,7 @@ def ingest_documents(
     settings = settings or LookupSettings()
     started = time.perf_counter()
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
-    if settings.is_milvus_lite:
-        Path(settings.resolved_milvus_uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    _create_default_data_dir(settings)
     client = open_client(settings)
     embedder = embeddings or build_embeddings(settings)
     dimension = len(embedder.embed_query("dimension probe"))
@@ -321,6 +324,23 @@ def _write_documents(
         if group_chunks >= settings.insert_batch_size:
             flush_group()
     flush_group()
+
+
+def _create_default_data_dir(settings: LookupSettings) -> None:
+    """Create the default data folder on first use; a folder the user named must exist."""
+    if not settings.is_milvus_lite or settings.milvus_uri is not None:
+        return
+    folder = Path(settings.resolved_milvus_uri).expanduser().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot create the data folder {folder}: {exc.strerror or exc}"
+        raise StoreUnavailableError(msg) from None
+
+
+def _json_safe(extra: dict[str, Any]) -> dict[str, Any]:
+    """Frontmatter values as JSON (YAML dates and other objects become text)."""
+    return dict(json.loads(json.dumps(extra, default=str, ensure_ascii=False)))
 
 
 def _deleted_count(result: Any) -> int:

@@ -30,10 +30,12 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    inspect,
     select,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError
 
 from langchain_lookup_knowledge.pipeline.models import LookupResult
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -55,6 +57,17 @@ tool_invocation = Table(
     Column("retrieval_details", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
     Column("error", Text, nullable=True),
 )
+
+
+def create_schema(engine: Engine) -> None:
+    """Create ``tool_invocation`` if missing; safe to call again and from concurrent processes."""
+    try:
+        metadata.create_all(engine, checkfirst=True)
+    except DBAPIError:
+        # Another process created it between our check and our CREATE (PostgreSQL reports a
+        # duplicate pg_type row): fine if the table is there now.
+        if not inspect(engine).has_table(tool_invocation.name):
+            raise
 
 
 class InvocationRecorder(Protocol):
@@ -93,9 +106,16 @@ class SqlInvocationRecorder:
                 elif url.get_backend_name() == "postgresql":
                     kwargs["connect_args"] = {"connect_timeout": int(self._connect_timeout_s)}
                 engine = create_engine(url, **kwargs)
-                metadata.create_all(engine, checkfirst=True)
+                create_schema(engine)
                 self._engine = engine
             return self._engine
+
+    def dispose(self) -> None:
+        """Close pooled connections (the engine is created again on next use)."""
+        with self._lock:
+            if self._engine is not None:
+                self._engine.dispose()
+                self._engine = None
 
     def record(
         self, *, result: LookupResult, details: dict[str, Any], error: str | None = None,

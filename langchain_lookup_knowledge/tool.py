@@ -2,7 +2,12 @@
 
 ``response_format="content_and_artifact"``: the model reads the packed context with citations;
 the artifact is the full result contract (camelCase dict) for the application and traces. Bad
-input and unavailable retrieval become tool errors the model can read, never a crashed agent.
+input and unavailable retrieval become tool errors the model can read (a ``ToolMessage`` with
+``status="error"``), never a crashed agent.
+
+Tracing: the pipeline graph runs as a child run (``lookup_pipeline``) of the tool run, one run per
+node, the L1 search as a ``retriever`` run; the tool run's own metadata gets compact per-call
+retrieval details (``lookup_*`` keys) before it ends, so LangSmith shows them on the tool run.
 
 Example:
     >>> tool = create_lookup_knowledge_tool(LookupSettings(collection="runbooks"))  # doctest: +SKIP
@@ -14,26 +19,36 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.models import LookupResult
 from langchain_lookup_knowledge.settings import LookupSettings
 
+logger = logging.getLogger(__name__)
+
 TOOL_NAME = "lookup_knowledge"
+PIPELINE_RUN_NAME = "lookup_pipeline"
 TOOL_DESCRIPTION = (
     "Search the team's knowledge base (runbooks, operations docs) for evidence about a question. "
     "Returns evidence blocks with their sources; cite the sources you use. If it reports no "
     "evidence, say the knowledge base does not cover it instead of guessing."
 )
 EMPTY_QUERY_ERROR = "lookup_knowledge needs a non-empty `query`: ask a question in words."
-UNAVAILABLE_ERROR = "Knowledge retrieval unavailable right now ({detail}). Try again later or " \
-    "answer without the knowledge base, saying so."
+INVALID_ARGS_ERROR = (
+    "lookup_knowledge takes one argument, `query` (a non-empty string): {detail}"
+)
+UNAVAILABLE_ERROR = (
+    "Knowledge retrieval unavailable right now ({detail}). Try again later or answer without "
+    "the knowledge base, saying so."
+)
 
 
 class LookupKnowledgeInput(BaseModel):
@@ -55,17 +70,104 @@ def _content(result: LookupResult) -> str:
     return header + result.context_pack.text
 
 
-def _metadata(result: LookupResult, details: dict[str, Any]) -> dict[str, Any]:
+def _retrieval_error(result: LookupResult, settings: LookupSettings) -> str | None:
+    """Why retrieval was unavailable (every L1 attempt failed), else ``None``."""
+    attempts = result.retrieval_trace.attempts
+    if not settings.l1_enabled or not attempts or any(a.status != "error" for a in attempts):
+        return None
+    return "; ".join(f"{a.path}: {a.error}" for a in attempts if a.error) or "every path failed"
+
+
+def run_metadata(result: LookupResult, details: dict[str, Any]) -> dict[str, Any]:
+    """Compact per-call retrieval details for the tool run's metadata (``lookup_*`` keys)."""
     trace = result.retrieval_trace
+    recording = trace.recording or {}
     return {
         "lookup_found": result.found,
+        "lookup_evidence_status": result.evidence_status,
         "lookup_relevance": result.relevance_level,
         "lookup_layer": result.retrieval_layer,
         "lookup_path": trace.path_used,
+        "lookup_selected_attempt": trace.selected_attempt,
         "lookup_fallback_reason": trace.fallback_reason,
-        "lookup_sources": [b.source for b in result.evidence_blocks],
-        "lookup_candidate_count": details.get("candidate_count"),
+        "lookup_attempts": [
+            f"{a.name}@{a.path}:{a.status}"
+            + (f"({a.top_similarity})" if a.top_similarity is not None else "")
+            for a in trace.attempts
+        ],
+        "lookup_sources": list(dict.fromkeys(b.source for b in result.evidence_blocks)),
+        "lookup_candidate_count": details.get("candidate_count", trace.candidate_count),
+        "lookup_final_count": len(result.evidence_blocks),
+        "lookup_latency_ms": trace.timings_ms.get("total"),
+        "lookup_recording": recording.get("status"),
+        "lookup_invocation_id": recording.get("id"),
     }
+
+
+def _annotate_tool_run(callbacks: BaseCallbackManager | None, metadata: dict[str, Any]) -> None:
+    """Add ``metadata`` to the still-open tool run in every tracer that holds it.
+
+    A run's metadata is fixed when it starts, but tracers (LangSmith's ``LangChainTracer``, the
+    ``RunCollectorCallbackHandler``) keep the open run in ``run_map`` and send ``extra`` again
+    when it ends, so details known only after the lookup still land on the tool run itself.
+    """
+    if callbacks is None or callbacks.parent_run_id is None:
+        return
+    run_id = str(callbacks.parent_run_id)
+    seen: set[int] = set()
+    for handler in [*callbacks.handlers, *callbacks.inheritable_handlers]:
+        run_map = getattr(handler, "run_map", None)
+        if id(handler) in seen or not isinstance(run_map, dict):
+            continue
+        seen.add(id(handler))
+        run = run_map.get(run_id)
+        if run is not None:
+            run.extra.setdefault("metadata", {}).update(metadata)
+
+
+def _validation_message(error: ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}"
+                         for e in error.errors())
+    return INVALID_ARGS_ERROR.format(detail=problems)
+
+
+class _LookupCall:
+    """The tool body, written once: check, run the graph (sync or async), shape the output."""
+
+    def __init__(self, graph: Any, settings: LookupSettings) -> None:
+        self.graph = graph
+        self.settings = settings
+
+    @staticmethod
+    def check(query: Any) -> None:
+        if not isinstance(query, str) or not query.strip():
+            raise ToolException(EMPTY_QUERY_ERROR)
+
+    @staticmethod
+    def config(callbacks: BaseCallbackManager | None) -> RunnableConfig:
+        # ``callbacks`` is the tool run's child manager: the graph run nests under the tool run.
+        return {"callbacks": callbacks, "run_name": PIPELINE_RUN_NAME}
+
+    def finish(
+        self, out: dict[str, Any], callbacks: BaseCallbackManager | None
+    ) -> tuple[str, dict[str, Any]]:
+        result: LookupResult = out["result"]
+        _annotate_tool_run(callbacks, run_metadata(result, out.get("retrieval_details") or {}))
+        error = _retrieval_error(result, self.settings)
+        if error:
+            raise ToolException(UNAVAILABLE_ERROR.format(detail=error))
+        return _content(result), result.to_json_dict()
+
+    @staticmethod
+    def failed(exc: Exception, callbacks: BaseCallbackManager | None) -> ToolException:
+        _annotate_tool_run(callbacks, {"lookup_found": False, "lookup_error": str(exc)[:300]})
+        if isinstance(exc, InvalidQueryError):
+            return ToolException(str(exc))
+        if isinstance(exc, LookupKnowledgeError):
+            return ToolException(UNAVAILABLE_ERROR.format(detail=exc))
+        # Anything else (a driver error, a bug) still reaches the model as a readable error.
+        logger.exception("lookup_knowledge failed")
+        return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {exc}"))
 
 
 def create_lookup_knowledge_tool(
@@ -73,43 +175,42 @@ def create_lookup_knowledge_tool(
 ) -> BaseTool:
     """The ``lookup_knowledge`` tool over a compiled lookup graph (built from ``settings``).
 
+    Building the tool touches neither Milvus nor the records database; both open on first use.
+
+    Args:
+        settings: Configuration; default ``LookupSettings()`` (``LOOKUP_KNOWLEDGE_*`` env vars).
+        graph: A compiled lookup graph to run instead of building one (e.g. one over a custom
+            :class:`~langchain_lookup_knowledge.pipeline.runtime.LookupRuntime`).
+        **graph_kwargs: Passed to :func:`build_lookup_graph` (``embeddings=``, ``recorder=``).
+
     Example:
-        >>> tool = create_lookup_knowledge_tool()  # doctest: +SKIP
-        >>> tool.name
-        'lookup_knowledge'
+        >>> tool = create_lookup_knowledge_tool()
+        >>> tool.name, list(tool.args)
+        ('lookup_knowledge', ['query'])
     """
     settings = settings or LookupSettings()
-    lookup_graph = graph or build_lookup_graph(settings, **graph_kwargs)
+    call = _LookupCall(graph or build_lookup_graph(settings, **graph_kwargs), settings)
 
-    def _finish(out: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        result: LookupResult = out["result"]
-        if out.get("error"):
-            raise ToolException(UNAVAILABLE_ERROR.format(detail=out["error"]))
-        return _content(result), result.to_json_dict()
-
-    def _check(query: str) -> None:
-        if not isinstance(query, str) or not query.strip():
-            raise ToolException(EMPTY_QUERY_ERROR)
-
-    def lookup(query: str, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
-        _check(query)
+    def lookup(
+        query: str, callbacks: BaseCallbackManager | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        call.check(query)
         try:
-            out = lookup_graph.invoke({"query": query}, config=_child(config))
-        except InvalidQueryError as exc:
-            raise ToolException(str(exc)) from None
-        except LookupKnowledgeError as exc:
-            raise ToolException(UNAVAILABLE_ERROR.format(detail=exc)) from None
-        return _finish(out)
+            out = call.graph.invoke({"query": query}, config=call.config(callbacks))
+        except Exception as exc:
+            raise call.failed(exc, callbacks) from None
+        return call.finish(out, callbacks)
 
-    async def alookup(query: str, config: RunnableConfig) -> tuple[str, dict[str, Any]]:
-        _check(query)
+    async def alookup(
+        query: str, callbacks: BaseCallbackManager | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        call.check(query)
         try:
-            out = await lookup_graph.ainvoke({"query": query}, config=_child(config))
-        except InvalidQueryError as exc:
-            raise ToolException(str(exc)) from None
-        except LookupKnowledgeError as exc:
-            raise ToolException(UNAVAILABLE_ERROR.format(detail=exc)) from None
-        return _finish(out)
+            # Nodes are sync functions; LangGraph runs them in worker threads under ainvoke.
+            out = await call.graph.ainvoke({"query": query}, config=call.config(callbacks))
+        except Exception as exc:
+            raise call.failed(exc, callbacks) from None
+        return call.finish(out, callbacks)
 
     tool = StructuredTool.from_function(
         func=lookup,
@@ -119,13 +220,17 @@ def create_lookup_knowledge_tool(
         args_schema=LookupKnowledgeInput,
         response_format="content_and_artifact",
         handle_tool_error=True,
+        handle_validation_error=_validation_message,
     )
     tool.metadata = {"lookup_collection": settings.collection, "lookup_mode": settings.mode}
     return tool
 
 
-def _child(config: RunnableConfig | None) -> RunnableConfig:
-    return {"callbacks": (config or {}).get("callbacks"), "run_name": "lookup_pipeline"}
-
-
-__all__ = ["TOOL_NAME", "LookupKnowledgeInput", "create_lookup_knowledge_tool"]
+__all__ = [
+    "EMPTY_QUERY_ERROR",
+    "TOOL_NAME",
+    "UNAVAILABLE_ERROR",
+    "LookupKnowledgeInput",
+    "create_lookup_knowledge_tool",
+    "run_metadata",
+]

@@ -103,12 +103,45 @@ def _die_with_parent() -> None:
         pass
 
 
-def _tail(path: Path, lines: int = 20) -> str:
+def _tail(path: Path, lines: int = 15, width: int = 300) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    return "\n".join(text[-lines:])
+    return "\n".join(line[:width] for line in text[-lines:])
+
+
+_TMP_PREFIX = "lookup-knowledge-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(kind: str) -> None:
+    """Remove temp dirs (and Milvus pid files) left by test processes that were killed.
+
+    Directories are named ``lookup-knowledge-KIND-PID-*``; one whose PID is no
+    longer alive belonged to a run that could not clean up after itself.
+    """
+    pattern = re.compile(rf"^{_TMP_PREFIX}{kind}-(\d+)-")
+    for entry in Path(tempfile.gettempdir()).glob(f"{_TMP_PREFIX}{kind}-*"):
+        m = pattern.match(entry.name)
+        if m and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+    if kind == "milvus":
+        for rundir in ("/run/milvus", "/tmp/milvus"):
+            for pidfile in Path(rundir).glob("standalone-lk*-*.pid"):
+                m = re.match(r"^standalone-lk(\d+)-", pidfile.name)
+                if m and not _pid_alive(int(m.group(1))):
+                    with contextlib.suppress(OSError):
+                        pidfile.unlink()
 
 
 def _stop_process_group(proc: subprocess.Popen, sig: int, grace: float) -> None:
@@ -209,7 +242,8 @@ def start_postgres(
     for var in ("PGDATA", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGPASSWORD"):
         env.pop(var, None)
 
-    tmp = Path(tempfile.mkdtemp(prefix="lookup-knowledge-pg-"))
+    _remove_stale("pg")
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}pg-{os.getpid()}-"))
     proc: subprocess.Popen | None = None
     ok = False
     try:
@@ -485,7 +519,8 @@ def start_milvus_server(
     except Exception as exc:
         raise ServerUnavailable(f"could not unpack Milvus server binaries: {exc!r}") from exc
 
-    tmp = Path(tempfile.mkdtemp(prefix="lookup-knowledge-milvus-"))
+    _remove_stale("milvus")
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}milvus-{os.getpid()}-"))
     alias = f"lk{os.getpid()}-{uuid.uuid4().hex[:8]}"
     proc: subprocess.Popen | None = None
     ok = False

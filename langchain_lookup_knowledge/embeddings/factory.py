@@ -6,8 +6,70 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
-from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
 from langchain_lookup_knowledge.settings import LookupSettings
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class ServiceEmbeddings(Embeddings):
+    """A remote embedder whose failures, after its own bounded retries, are :class:`EmbeddingError`.
+
+    The message names the service and the cause (HTTP status, timeout), never the API key.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> emb = ServiceEmbeddings(DeterministicFakeEmbedding(size=4), "http://emb:8080/v1", 3)
+        >>> len(emb.embed_query("disk full"))
+        4
+    """
+
+    def __init__(self, inner: Embeddings, service: str, attempts: int) -> None:
+        self.inner = inner
+        self.service = service
+        self.attempts = attempts
+
+    def _error(self, exc: Exception) -> EmbeddingError:
+        status = getattr(exc, "status_code", None)
+        if status is not None:
+            cause = f"HTTP {status}"
+        elif "timeout" in type(exc).__name__.lower():
+            cause = "request timed out"
+        else:
+            cause = type(exc).__name__
+        detail = (str(exc).strip().splitlines() or [""])[0][:200]
+        return EmbeddingError(
+            f"embedding service {self.service} failed after {self.attempts} attempt(s): "
+            f"{cause} ({detail})"
+        )
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed through the service; a failure raises :class:`EmbeddingError`."""
+        try:
+            return self.inner.embed_documents(texts)
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query through the service; a failure raises :class:`EmbeddingError`."""
+        try:
+            return self.inner.embed_query(text)
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Async twin of :meth:`embed_documents`."""
+        try:
+            return await self.inner.aembed_documents(texts)
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Async twin of :meth:`embed_query`."""
+        try:
+            return await self.inner.aembed_query(text)
+        except Exception as exc:
+            raise self._error(exc) from exc
 
 
 def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
@@ -37,7 +99,7 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
                 "(or LOOKUP_KNOWLEDGE_OPENAI_BASE_URL for a keyless OpenAI-compatible server)"
             )
             raise ConfigurationError(msg)
-        inner = OpenAIEmbeddings(
+        client = OpenAIEmbeddings(
             model=settings.openai_model,
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key or "unused",  # type: ignore[arg-type]
@@ -47,6 +109,8 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             chunk_size=settings.embedding_batch_size,
             check_embedding_ctx_length=False,
         )
+        inner = ServiceEmbeddings(client, settings.openai_base_url or DEFAULT_OPENAI_BASE_URL,
+                                  attempts=1 + settings.embedding_max_retries)
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
     return CachedQueryEmbeddings(inner, maxsize=settings.query_cache_size)

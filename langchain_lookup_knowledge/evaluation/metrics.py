@@ -1,7 +1,8 @@
 """Ranking metrics as BEIR / trec_eval compute them: nDCG@k, Recall@k, MRR@k.
 
-A ranking is a list of document ids, best first (duplicates count once, at their first place).
-Relevance judgements map a document id to a grade; grades <= 0 are not relevant.
+A ranking is a list of document ids, best first. The cut ``@k`` applies to the ranking's first
+``k`` entries (evidence blocks or chunks); a document seen again among them counts once, at its
+first place. Relevance judgements map a document id to a grade; grades <= 0 are not relevant.
 
 Example:
     >>> ndcg_at_k(["a", "x", "b"], {"a": 1, "b": 1}, 3)
@@ -32,7 +33,7 @@ def ndcg_at_k(ranking: Sequence[str], qrels: Mapping[str, float], k: int) -> flo
     relevant = _relevant(qrels)
     if not relevant:
         return 0.0
-    dcg = sum(relevant.get(doc, 0.0) / math.log2(i + 2) for i, doc in enumerate(dedupe(ranking)[:k]))
+    dcg = sum(relevant.get(doc, 0.0) / math.log2(i + 2) for i, doc in enumerate(dedupe(ranking[:k])))
     ideal = sorted(relevant.values(), reverse=True)[:k]
     idcg = sum(grade / math.log2(i + 2) for i, grade in enumerate(ideal))
     return dcg / idcg
@@ -43,13 +44,13 @@ def recall_at_k(ranking: Sequence[str], qrels: Mapping[str, float], k: int) -> f
     relevant = _relevant(qrels)
     if not relevant:
         return 0.0
-    return len(set(dedupe(ranking)[:k]) & relevant.keys()) / len(relevant)
+    return len(set(dedupe(ranking[:k])) & relevant.keys()) / len(relevant)
 
 
 def mrr_at_k(ranking: Sequence[str], qrels: Mapping[str, float], k: int) -> float:
     """Reciprocal rank of the first relevant document within the first ``k``, else 0.0."""
     relevant = _relevant(qrels)
-    for i, doc in enumerate(dedupe(ranking)[:k]):
+    for i, doc in enumerate(dedupe(ranking[:k])):
         if doc in relevant:
             return 1.0 / (i + 1)
     return 0.0

@@ -5,9 +5,12 @@ content. Headers are never truncated; only content is, with a visible ``…[trun
 
 Budget policy:
 
-1. Blocks are taken in rank order while their headers (and room for at least the truncation
-   marker) still fit; the first block that does not fit, and every later block, is omitted
-   whole, so a lower-ranked block never displaces a higher-ranked one.
+1. Blocks are taken in rank order while their headers plus a content floor still fit. From the
+   2nd block on the floor is ``min(len(content), max(min_content_chars, len(marker)))``, so
+   more headers do not starve every block of content; for the 1st block it is only room for
+   the marker, so the best block is there whenever its header fits. The first block that does
+   not fit, and every later block, is omitted whole: a lower-ranked block never displaces a
+   higher-ranked one.
 2. The characters left after the included headers are shared max-min fairly among the included
    blocks' contents: each gets up to an equal share, what short contents leave unused is
    shared among the longer ones, and rounding remainders go to higher-ranked blocks.
@@ -20,9 +23,10 @@ from collections.abc import Sequence
 
 from langchain_lookup_knowledge.pipeline.models import ContextPack, EvidenceBlock, HitReason
 
-__all__ = ["TRUNCATION_MARKER", "block_header", "pack_context"]
+__all__ = ["DEFAULT_MIN_CONTENT_CHARS", "TRUNCATION_MARKER", "block_header", "pack_context"]
 
 TRUNCATION_MARKER = "…[truncated]"
+DEFAULT_MIN_CONTENT_CHARS = 120
 _SOFT_CUT_SHARE = 0.8  # cut at a space/newline when it keeps at least this share of the room
 
 
@@ -96,19 +100,26 @@ def _cut(body: str, room: int) -> str:
     return keep.rstrip() + TRUNCATION_MARKER
 
 
-def pack_context(blocks: Sequence[EvidenceBlock], budget_chars: int) -> ContextPack:
+def pack_context(
+    blocks: Sequence[EvidenceBlock],
+    budget_chars: int,
+    *,
+    min_content_chars: int = DEFAULT_MIN_CONTENT_CHARS,
+) -> ContextPack:
     """Pack ranked evidence blocks into at most ``budget_chars`` characters of text.
 
     Args:
         blocks: Final evidence blocks, best first.
         budget_chars: The character budget of the whole text.
+        min_content_chars: Content room a block must get to be included (less when its content
+            is shorter); 0 packs as many headers as fit.
 
     Returns:
         The text, included/omitted sources, budget, characters used, and whether anything was
         cut. A source with one block included and another omitted counts as included only.
 
     Raises:
-        ValueError: ``budget_chars`` is negative.
+        ValueError: ``budget_chars`` or ``min_content_chars`` is negative.
 
     Example:
         >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", title="A",
@@ -120,15 +131,19 @@ def pack_context(blocks: Sequence[EvidenceBlock], budget_chars: int) -> ContextP
     if budget_chars < 0:
         msg = f"budget_chars must be >= 0, got {budget_chars}"
         raise ValueError(msg)
+    if min_content_chars < 0:
+        msg = f"min_content_chars must be >= 0, got {min_content_chars}"
+        raise ValueError(msg)
+    floor = max(min_content_chars, len(TRUNCATION_MARKER))
 
     headers = [block_header(rank, block) for rank, block in enumerate(blocks, start=1)]
     bodies = [_body(block.content) for block in blocks]
     fixed = 0  # headers, trailing newlines and separators of the included blocks
-    reserved = 0  # room each included content needs at least (the marker)
+    reserved = 0  # content room the included blocks need at least
     included = 0
     for header, body in zip(headers, bodies, strict=True):
         need = (1 if included else 0) + len(header) + 1
-        minimum = min(len(body), len(TRUNCATION_MARKER))
+        minimum = min(len(body), floor if included else len(TRUNCATION_MARKER))
         if fixed + need + reserved + minimum > budget_chars:
             break
         fixed += need

@@ -24,7 +24,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
+from langchain_lookup_knowledge.errors import (
+    InvalidQueryError,
+    LookupKnowledgeError,
+    StoreUnavailableError,
+)
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
@@ -34,6 +38,7 @@ from langchain_lookup_knowledge.pipeline.models import (
     L0Hints,
     LookupResult,
     RetrievalAttempt,
+    RetrievalLayer,
     RetrievalTrace,
 )
 from langchain_lookup_knowledge.pipeline.relevance import completeness_hint, relevance_level
@@ -82,9 +87,16 @@ class LookupNodes:
         """L0 hints, the filter decision, and the query vector (computed once per lookup)."""
         start = time.perf_counter()
         text, notes = _clean_query(state.get("query"), self.settings.max_query_chars)
-        caller_filters = state.get("filters") or self.settings.default_filter
-        caller_expr = filter_to_expr(caller_filters)
-        match: L0Match = self.runtime.matcher().match(text)
+        # Both are authoritative (a deployment's tenant scope and a caller's own filter): ANDed.
+        caller_expr = and_exprs(filter_to_expr(self.settings.default_filter),
+                                filter_to_expr(state.get("filters")))
+        store_down = False
+        try:
+            match: L0Match = self.runtime.matcher().match(text)
+        except StoreUnavailableError as exc:
+            # Milvus is down: no L0 hints; the L1 attempts fail, report it and get recorded.
+            notes.append(f"L0 catalog unavailable: {_short(exc)}")
+            match, store_down = L0Match(), True
         hints: L0Hints = match.hints
         category = single_domain(hints)
         update: dict[str, Any] = {
@@ -95,22 +107,30 @@ class LookupNodes:
             "caller_expr": caller_expr,
             "notes": notes,
             "retrieval_mode": self.settings.retrieval_mode,
+            "started_at": start,
         }
         if self.settings.l1_enabled:
             embed_start = time.perf_counter()
             update["query_vector"] = self.runtime.embeddings.embed_query(text)
-            layout = self.runtime.layout
             update["timings_ms"] = {"embed_query": _ms(embed_start)}
+            if store_down:
+                update["pending_attempt"] = {"name": "unfiltered", "expr": caller_expr}
+                update["timings_ms"] |= {"transform_query": _ms(start)}
+                return update
+            layout = self.runtime.layout
             if self.settings.retrieval_mode != "dense" and not layout.has_bm25:
                 update["retrieval_mode"] = "dense"
                 notes.append(
                     f"retrieval_mode {self.settings.retrieval_mode} needs a BM25 field; "
                     f"collection {layout.name!r} has none, searched dense"
                 )
+            category_ref = layout.category_ref()
+            if category and category_ref is None:
+                notes.append(f"L0 category filter skipped: collection {layout.name!r} has no "
+                             "category or metadata field")
             category_expr = (
-                CategoryFilter(category).to_expr(layout.category_field, layout.metadata_field
-                                                 or "metadata")
-                if category
+                CategoryFilter(category).to_expr(category_ref)
+                if category and category_ref
                 else None
             )
             update["pending_attempt"] = {
@@ -200,11 +220,18 @@ class LookupNodes:
         attempt, candidates = self._attempt(state, config, path_name, "unfiltered_retry",
                                             state.get("caller_expr"))
         attempts = [attempt]
-        if attempt.status == "error" and path_name == "vectorstore" and self.settings.mode == "auto":
+        auto = self.settings.mode == "auto"
+        if attempt.status == "error" and path_name == "vectorstore" and auto:
+            cause = attempt.error
             attempt, candidates = self._attempt(state, config, "sdk", "unfiltered_retry",
                                                 state.get("caller_expr"))
-            attempts.append(attempt.model_copy(update={"path_fallback": "vectorstore failed"}))
-        return {"attempts": attempts, "candidates": candidates, "fallback_reason": reason}
+            attempts.append(attempt.model_copy(
+                update={"path_fallback": f"vectorstore failed: {cause}"}))
+        update: dict[str, Any] = {"attempts": attempts, "candidates": candidates,
+                                  "fallback_reason": reason}
+        if attempt.status != "error":
+            update["path_used"] = attempt.path
+        return update
 
     # --- post-retrieval -------------------------------------------------------------------
     def postprocess(self, state: LookupState, config: RunnableConfig) -> dict[str, Any]:
@@ -266,7 +293,7 @@ class LookupNodes:
             message = f"Found {len(blocks)} evidence blocks."
         else:
             message = NO_EVIDENCE_MESSAGE
-        layer = None
+        layer: RetrievalLayer | None = None
         if found:
             layer = "L0+L1" if any(b.retrieval_layer == "L0+L1" for b in blocks) else "L1"
         result = LookupResult(
@@ -280,8 +307,7 @@ class LookupNodes:
             rerank_trace=selection.rerank_trace if selection is not None else [],
             relevance_level=level if found else "low",
             completeness_hint=completeness_hint(blocks, relevance=level, l0_hints=hints,
-                                                context_pack=pack)
-            if found else "No evidence: answer from the knowledge base is not possible.",
+                                                context_pack=pack),
             l0_hints=hints,
             retrieval_layer=layer,
         )
@@ -292,17 +318,23 @@ class LookupNodes:
         """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup."""
         recorder = self.runtime.recorder
         result = state["result"]
+        started = state.get("started_at")
+        latency = _ms(started) if started is not None else None  # the whole lookup, so far
         if recorder is None or not self.settings.record_invocations:
-            status = {"status": "disabled"}
+            status: dict[str, Any] = {"status": "disabled"}
         else:
             try:
                 row_id = recorder.record(result=result, details=state["retrieval_details"],
-                                         error=state.get("error"))
+                                         error=state.get("error"), latency_ms=latency)
                 status = {"status": "ok", "id": row_id}
             except Exception as exc:
                 logger.warning("recording the tool invocation failed: %s", _short(exc))
                 status = {"status": "error", "error": _short(exc)}
-        trace = result.retrieval_trace.model_copy(update={"recording": status})
+        timings = dict(result.retrieval_trace.timings_ms)
+        if latency is not None:
+            timings["total"] = latency
+        trace = result.retrieval_trace.model_copy(update={"recording": status,
+                                                          "timings_ms": timings})
         return {"result": result.model_copy(update={"retrieval_trace": trace})}
 
     # --- routers --------------------------------------------------------------------------

@@ -51,6 +51,7 @@ class LookupState(TypedDict, total=False):
     selection: Any
     context_pack: ContextPack
     timings_ms: Annotated[dict[str, float], operator.or_]
+    started_at: float  # perf_counter() at transform_query: whole-lookup latency
     sidecar: Any
     result: LookupResult
     retrieval_details: dict[str, Any]

@@ -29,6 +29,9 @@ def candidate_from_fields(
     content = fields.get(layout.content_field)
     if content is None:
         content = metadata.get(layout.content_field, "")
+    offset = metadata.get("body_offset")
+    if isinstance(offset, int) and 0 < offset < len(str(content)):
+        content = str(content)[offset:]
     return Candidate(
         evidence_key=key,
         source=source,

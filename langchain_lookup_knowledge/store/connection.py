@@ -26,8 +26,11 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def connection_args(settings: LookupSettings) -> dict[str, Any]:
-    """``uri`` / ``token`` / ``db_name`` / ``timeout`` as pymilvus and langchain-milvus take them."""
-    args: dict[str, Any] = {"uri": settings.resolved_milvus_uri, "timeout": settings.milvus_timeout_s}
+    """``uri`` / ``token`` / ``db_name`` / ``timeout``, as pymilvus and langchain-milvus take them."""
+    args: dict[str, Any] = {
+        "uri": settings.resolved_milvus_uri,
+        "timeout": settings.milvus_timeout_s,
+    }
     if settings.milvus_token is not None:
         args["token"] = settings.milvus_token.get_secret_value()
     if settings.milvus_db_name:

@@ -22,6 +22,9 @@ from langchain_lookup_knowledge.errors import UnsafeFilterError
 FilterValue = str | int | float | bool | Sequence[str | int | float | bool]
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
 _JSON_PATH = re.compile(r'^([A-Za-z_][A-Za-z0-9_]{0,254})\[(.+)\]$')
+# A JSON key: any text but quotes, backslashes, brackets and control characters.
+_JSON_KEY = re.compile(r'^[^"\'\\\[\]\x00-\x1f\x7f]{1,255}$')
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def validate_identifier(name: str, what: str = "field name") -> str:
@@ -34,7 +37,12 @@ def validate_identifier(name: str, what: str = "field name") -> str:
 
 
 def quote_string(value: str) -> str:
-    """A double-quoted Milvus string literal; backslashes, quotes and control chars escaped."""
+    """A double-quoted Milvus string literal: nothing inside can end it or change the expression.
+
+    Milvus's expression parser knows the escapes ``\\\\ \\" \\n \\r \\t`` (it rejects ``\\u``,
+    ``\\x`` and octal ones) and forbids raw CR/LF inside a literal; every other character,
+    control characters included, is literal text there (checked against Milvus Lite and 2.3).
+    """
     out = ['"']
     for ch in value:
         if ch == "\\":
@@ -47,8 +55,8 @@ def quote_string(value: str) -> str:
             out.append("\\r")
         elif ch == "\t":
             out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            raise UnsafeFilterError(f"filter value {value!r} contains a lone surrogate")
         else:
             out.append(ch)
     out.append('"')
@@ -60,6 +68,8 @@ def literal(value: str | int | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise UnsafeFilterError(f"filter value {value} is outside the 64-bit integer range")
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -75,7 +85,13 @@ def field_ref(field: str) -> str:
     match = _JSON_PATH.match(field)
     if match:
         inner = match.group(2)
-        key = inner[1:-1] if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "\"'" else inner
+        quoted = len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "\"'"
+        key = inner[1:-1] if quoted else inner
+        if not _JSON_KEY.match(key):
+            raise UnsafeFilterError(
+                f"invalid JSON key {key!r} in {field!r}: no quotes, backslashes, brackets or "
+                "control characters"
+            )
         return f"{validate_identifier(match.group(1))}[{quote_string(key)}]"
     return validate_identifier(field)
 
@@ -85,7 +101,7 @@ def condition(field: str, value: FilterValue) -> str:
     ref = field_ref(field)
     if isinstance(value, str | int | float | bool):
         return f"{ref} == {literal(value)}"
-    if isinstance(value, Sequence):
+    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
         values = list(value)
         if not values:
             raise UnsafeFilterError(f"filter on {field!r} has an empty list of values")

@@ -9,6 +9,7 @@ collection's real schema and index decide what is used.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,9 @@ logger = logging.getLogger(__name__)
 
 CATALOG_VECTOR_FIELD = "_placeholder_vector"  # Milvus requires a vector field in every collection
 MAX_TEXT = 65535
+# Session consistency: a process reads its own writes (a lookup right after an ingest sees the new
+# chunks) without paying for "Strong" on every search; Milvus's default "Bounded" may miss them.
+CONSISTENCY_LEVEL = "Session"
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,16 @@ class CollectionLayout:
                 fields.append(name)
         return fields
 
-    def category_ref(self) -> str:
-        """The field a category filter is put on."""
+    def category_ref(self) -> str | None:
+        """The field a category filter is put on: the scalar field, else ``<metadata>["category"]``.
+
+        None when the collection has neither (no category filter is possible there).
+        """
         if self.category_field:
             return self.category_field
-        return f'{self.metadata_field or "metadata"}["category"]'
+        if self.metadata_field:
+            return f'{self.metadata_field}["category"]'
+        return None
 
     def source_ref(self) -> str:
         """The field a source filter is put on."""
@@ -74,7 +83,11 @@ def dense_index_params(settings: LookupSettings) -> dict[str, Any]:
         params = {"M": settings.hnsw_m, "efConstruction": settings.hnsw_ef_construction}
     elif settings.index_type == "IVF_FLAT":
         params = {"nlist": 128}
-    return {"index_type": settings.index_type, "metric_type": settings.metric_type, "params": params}
+    return {
+        "index_type": settings.index_type,
+        "metric_type": settings.metric_type,
+        "params": params,
+    }
 
 
 def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> dict[str, Any]:
@@ -126,11 +139,30 @@ def _create_chunk_collection(
     create_indexed_collection(client, settings.collection, schema, index)
 
 
+def server_lacks_bm25(client: MilvusClient) -> str | None:
+    """Why this Milvus cannot build a BM25 function field (server < 2.5), or None when it can.
+
+    Milvus Lite reports ``milvus_lite-X.Y.Z`` (its engine has BM25); a server ``vX.Y.Z``.
+    """
+    try:
+        version = str(client.get_server_version())
+    except Exception:  # unknown: try, and fall back if creation fails
+        return None
+    match = re.match(r"^v?(\d+)\.(\d+)", version)
+    if match and (int(match.group(1)), int(match.group(2))) < (2, 5):
+        return f"Milvus server {version} has no BM25 function (needs 2.5 or later)"
+    return None
+
+
 def ensure_chunk_collection(
     client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
 ) -> CollectionLayout:
     """Open the chunk collection, creating it (with BM25 where the server supports it)."""
     if not client.has_collection(settings.collection):
+        lacks = server_lacks_bm25(client) if analyzer else None
+        if lacks:
+            logger.warning("%s: creating a dense-only collection (hybrid searches dense)", lacks)
+            analyzer = None
         try:
             _create_chunk_collection(client, settings, dimension, analyzer)
         except Exception as exc:
@@ -220,7 +252,7 @@ def create_indexed_collection(client: MilvusClient, name: str, schema: Any, inde
     which Milvus Lite does not implement (its server logs a traceback per call): index without
     waiting, then load, which waits for the index itself.
     """
-    client.create_collection(name, schema=schema)
+    client.create_collection(name, schema=schema, consistency_level=CONSISTENCY_LEVEL)
     client.create_index(name, index, sync=False)
     client.load_collection(name)
 

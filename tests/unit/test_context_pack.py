@@ -51,7 +51,7 @@ def test_everything_fits_without_truncation() -> None:
 def test_context_pack_truncates_content_not_metadata() -> None:
     blocks = [block("a.md", "alpha " * 200), block("b.md", "beta " * 200)]
     headers = [block_header(i, b) for i, b in enumerate(blocks, start=1)]
-    budget = sum(len(h) for h in headers) + 200
+    budget = sum(len(h) for h in headers) + 400
     pack = pack_context(blocks, budget)
     assert pack.truncated
     assert pack.used <= budget
@@ -70,6 +70,14 @@ def test_context_pack_records_omitted_sources() -> None:
     assert pack.truncated
     assert "b.md" not in pack.text
     assert pack.used <= budget
+
+
+def test_later_block_needs_room_for_some_content() -> None:
+    blocks = [block("a.md", "alpha " * 100), block("b.md", "beta " * 100)]
+    headers_only = sum(len(block_header(i, b)) + 1 for i, b in enumerate(blocks, start=1)) + 1
+    budget = headers_only + 100
+    assert pack_context(blocks, budget).omitted_sources == ["b.md"]
+    assert pack_context(blocks, budget, min_content_chars=40).omitted_sources == []
 
 
 def test_source_with_one_chunk_included_is_not_listed_as_omitted() -> None:
@@ -138,11 +146,15 @@ blocks_strategy = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(blocks=blocks_strategy, budget=st.integers(min_value=0, max_value=3000))
+@given(
+    blocks=blocks_strategy,
+    budget=st.integers(min_value=0, max_value=3000),
+    floor=st.integers(min_value=0, max_value=300),
+)
 def test_packer_never_exceeds_budget_and_keeps_headers(
-    blocks: list[EvidenceBlock], budget: int
+    blocks: list[EvidenceBlock], budget: int, floor: int
 ) -> None:
-    pack = pack_context(blocks, budget)
+    pack = pack_context(blocks, budget, min_content_chars=floor)
     assert pack.used == len(pack.text) <= budget
     assert set(pack.included_sources) | set(pack.omitted_sources) == {b.source for b in blocks}
     assert not set(pack.included_sources) & set(pack.omitted_sources)

@@ -1,0 +1,145 @@
+"""Bare ``langchain_milvus.Milvus`` baselines: what a user gets without this package.
+
+Three kinds, each in its own collection, written with ``add_documents`` (explicit ids) and
+searched with ``similarity_search_with_score``:
+
+* ``dense``: the same embedder, COSINE/FLAT.
+* ``bm25``: Milvus's built-in BM25 function alone (no embedder).
+* ``hybrid``: dense + ``BM25BuiltInFunction``, fused with RRF (an explicit ranker: the implicit
+  WeightedRanker of langchain-milvus 0.4.0 breaks on the second call).
+
+A collection already holding every document is reused, so repeated evaluations skip ingestion.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import connection_args
+
+logger = logging.getLogger(__name__)
+
+BareKind = Literal["dense", "bm25", "hybrid"]
+DOC_ID_FIELD = "doc_id"
+_DENSE_INDEX = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
+_DENSE_SEARCH = {"metric_type": "COSINE", "params": {}}
+_SPARSE_INDEX = {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": {}}
+_SPARSE_SEARCH = {"metric_type": "BM25", "params": {}}
+ADD_BATCH = 256
+
+
+def bm25_analyzer_params(texts: Sequence[str]) -> dict[str, Any]:
+    """jieba for mostly-CJK text (``standard`` makes a Chinese sentence one token)."""
+    from langchain_lookup_knowledge.knowledge.chunking import cjk_ratio
+
+    sample = "".join(t[:2000] for t in texts[:200])
+    return {"tokenizer": "jieba"} if cjk_ratio(sample) > 0.3 else {"type": "standard"}
+
+
+class BareStore:
+    """One bare langchain-milvus store and a search returning document ids, best first.
+
+    Example:
+        >>> store = BareStore(settings, "kb_bare_dense", "dense", embedder)  # doctest: +SKIP
+        >>> store.fill(docs)  # doctest: +SKIP
+        >>> store.search("pod keeps restarting", k=10)  # doctest: +SKIP
+        ['kubernetes/pod-crashloopbackoff.md', ...]
+    """
+
+    def __init__(
+        self,
+        settings: LookupSettings,
+        collection: str,
+        kind: BareKind,
+        embeddings: Embeddings | None,
+        *,
+        analyzer_params: dict[str, Any] | None = None,
+        rrf_k: int = 60,
+    ) -> None:
+        from langchain_milvus import BM25BuiltInFunction, Milvus
+
+        self.kind = kind
+        self.collection = collection
+        self.rrf_k = rrf_k
+        bm25 = BM25BuiltInFunction(
+            input_field_names="text",
+            output_field_names="sparse",
+            analyzer_params=analyzer_params or {"type": "standard"},
+        )
+        common: dict[str, Any] = {
+            "collection_name": collection,
+            "connection_args": connection_args(settings),
+            "auto_id": False,
+            "enable_dynamic_field": True,
+        }
+        if kind == "dense":
+            self.store = Milvus(embedding_function=embeddings, vector_field="vector",
+                                index_params=_DENSE_INDEX, search_params=_DENSE_SEARCH, **common)
+        elif kind == "bm25":
+            self.store = Milvus(embedding_function=None, builtin_function=bm25,
+                                vector_field="sparse", index_params=_SPARSE_INDEX,
+                                search_params=_SPARSE_SEARCH, **common)
+        else:
+            self.store = Milvus(embedding_function=embeddings, builtin_function=bm25,
+                                vector_field=["vector", "sparse"],
+                                index_params=[_DENSE_INDEX, _SPARSE_INDEX],
+                                search_params=[_DENSE_SEARCH, _SPARSE_SEARCH], **common)
+
+    def row_count(self) -> int:
+        """Rows in the collection (0 when it does not exist yet)."""
+        client = self.store.client
+        if not client.has_collection(self.collection):
+            return 0
+        return int(client.get_collection_stats(self.collection).get("row_count", 0))
+
+    def fill(self, docs: Sequence[Document], ids: Sequence[str], *, progress: bool = False) -> bool:
+        """Write ``docs`` unless the collection already holds them all; True when written."""
+        if self.row_count() >= len(docs) and len(docs) > 0:
+            return False
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(docs), unit="doc", desc=f"bare {self.kind}", file=sys.stderr,
+                       leave=False)
+        try:
+            for start in range(0, len(docs), ADD_BATCH):
+                batch = list(docs[start : start + ADD_BATCH])
+                self.store.add_documents(batch, ids=list(ids[start : start + ADD_BATCH]))
+                if bar is not None:
+                    bar.update(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+        self.store.client.flush(self.collection)
+        return True
+
+    def search_docs(self, query: str, k: int) -> list[tuple[Document, float]]:
+        """``similarity_search_with_score`` as a user would call it."""
+        if self.kind == "hybrid":
+            return list(self.store.similarity_search_with_score(
+                query, k=k, ranker_type="rrf", ranker_params={"k": self.rrf_k},
+                fetch_k=max(k, 2 * k)))
+        return list(self.store.similarity_search_with_score(query, k=k))
+
+    def search(self, query: str, k: int) -> list[str]:
+        """Document ids (metadata ``doc_id``) of the top ``k`` hits, best first."""
+        return [str(doc.metadata.get(DOC_ID_FIELD, "")) for doc, _ in self.search_docs(query, k)]
+
+    def drop(self) -> None:
+        """Remove the collection."""
+        client = self.store.client
+        if client.has_collection(self.collection):
+            client.drop_collection(self.collection)
+
+
+def progress_enabled(show: bool | None) -> bool:
+    """Progress bars on a terminal unless told otherwise."""
+    return sys.stderr.isatty() if show is None else show

@@ -1,0 +1,249 @@
+"""``lookup-knowledge eval beir DIR``: a BEIR dataset through the pipeline and two bare baselines.
+
+The folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``,
+``text``) and ``qrels/<split>.tsv`` (query-id, corpus-id, score; a header line). Every corpus
+document becomes one knowledge document whose ``source`` is its id, ingested into a collection
+named after a hash of the corpus, the chunking and the embedder (re-runs skip ingestion). The
+bare baselines get one ``Document`` per corpus entry (title + text) in their own collections.
+
+Ranking per system: evidence blocks of the pipeline with ``per_document_cap=1`` (one block per
+document, so ten blocks are ten documents), ``top_k=10`` for nDCG@10 / Recall@10 / MRR@10 with
+the configured ``candidate_k``; a second pass with ``top_k=100`` / ``candidate_k=200`` gives
+Recall@100. The bare stores are asked for ``k=100`` once (their order does not depend on ``k``).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document
+
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.evaluation.baseline import BareStore, progress_enabled
+from langchain_lookup_knowledge.evaluation.metrics import aggregate
+from langchain_lookup_knowledge.evaluation.runner import (
+    eval_settings,
+    embedder_fingerprint,
+    rounded,
+    run_pipeline,
+    run_search,
+    short_hash,
+)
+from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
+from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
+from langchain_lookup_knowledge.settings import LookupSettings
+
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+TOP_METRICS = ("ndcg@10", "recall@10", "mrr@10")
+DEEP_K = 100
+DEEP_CANDIDATES = 200
+
+
+@dataclass
+class BeirData:
+    """A loaded BEIR split."""
+
+    name: str
+    corpus: dict[str, tuple[str, str]]  # id -> (title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, float]]
+    corpus_hash: str
+    skipped_queries: list[str] = field(default_factory=list)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ConfigurationError(f"{path}:{number}: invalid JSON: {exc}") from None
+    return rows
+
+
+def load_beir(folder: str | Path, split: str = "test", limit: int | None = None) -> BeirData:
+    """Read a BEIR folder; only queries judged in ``qrels/<split>.tsv`` are kept.
+
+    Raises:
+        ConfigurationError: a missing file or an unreadable line, named.
+    """
+    root = Path(folder).expanduser()
+    corpus_path, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
+    qrels_path = root / "qrels" / f"{split}.tsv"
+    for path in (corpus_path, queries_path, qrels_path):
+        if not path.is_file():
+            raise ConfigurationError(f"BEIR file not found: {path}")
+    digest = hashlib.sha256(corpus_path.read_bytes()).hexdigest()
+    corpus: dict[str, tuple[str, str]] = {}
+    for row in _read_jsonl(corpus_path):
+        corpus[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
+    texts = {str(row["_id"]): str(row.get("text") or "") for row in _read_jsonl(queries_path)}
+    qrels: dict[str, dict[str, float]] = {}
+    with qrels_path.open(encoding="utf-8") as handle:
+        for row in csv.reader(handle, delimiter="\t"):
+            if len(row) < 3 or not row[2].strip().lstrip("-").isdigit():
+                continue  # header or blank line
+            qrels.setdefault(row[0], {})[row[1]] = float(row[2])
+    queries: dict[str, str] = {}
+    skipped = []
+    for qid in qrels:
+        if qid in texts and texts[qid].strip():
+            queries[qid] = texts[qid]
+        else:
+            skipped.append(qid)
+    if limit is not None:
+        queries = dict(list(queries.items())[:limit])
+    return BeirData(name=root.name, corpus=corpus, queries=queries,
+                    qrels={q: qrels[q] for q in queries}, corpus_hash=digest,
+                    skipped_queries=skipped)
+
+
+def corpus_documents(data: BeirData) -> list[KnowledgeDocument]:
+    """One knowledge document per corpus entry; ``source`` is the BEIR id, no category."""
+    docs = []
+    for doc_id, (title, text) in data.corpus.items():
+        body = text if text.strip() else title
+        if not body.strip():
+            continue
+        digest = hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
+        docs.append(KnowledgeDocument(source=doc_id, title=title.strip() or doc_id, category="",
+                                      body=body, content_hash=digest))
+    return docs
+
+
+def bare_documents(data: BeirData) -> tuple[list[Document], list[str]]:
+    """One bare ``Document`` (title + text, as BEIR's dense baselines embed it) per entry."""
+    docs, ids = [], []
+    for doc_id, (title, text) in data.corpus.items():
+        content = f"{title}\n{text}".strip()
+        if content:
+            docs.append(Document(page_content=content, metadata={"doc_id": doc_id}))
+            ids.append(doc_id)
+    return docs, ids
+
+
+def pipeline_collection(data: BeirData, settings: LookupSettings,
+                        docs: list[KnowledgeDocument]) -> str:
+    """Collection name from the corpus, the chunking and the embedded text of a sample."""
+    sample = "\n".join(
+        embedding_text(c, d)
+        for d in docs[:5]
+        for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)
+    )
+    return "beir_" + short_hash(data.corpus_hash, embedder_fingerprint(settings),
+                                f"{settings.chunk_size}/{settings.chunk_overlap}", sample,
+                                settings.bm25_analyzer)
+
+
+def run_beir(
+    folder: str | Path,
+    settings: LookupSettings,
+    *,
+    split: str = "test",
+    limit: int | None = None,
+    show_progress: bool | None = None,
+    baselines: bool = True,
+) -> dict[str, Any]:
+    """Evaluate; returns the report (pipeline metrics at top level, ``baselines`` beside)."""
+    from langchain_lookup_knowledge.embeddings import build_embeddings
+    from langchain_lookup_knowledge.ingest import ingest_documents
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+
+    progress = progress_enabled(show_progress)
+    data = load_beir(folder, split, limit)
+    if not data.queries:
+        raise ConfigurationError(f"no judged queries in split {split!r} of {folder}")
+    docs = corpus_documents(data)
+    embedder = build_embeddings(settings)
+    collection = pipeline_collection(data, settings, docs)
+    base = settings.model_copy(update={"collection": collection, "catalog_collection": None})
+
+    timings: dict[str, Any] = {}
+    start = time.perf_counter()
+    report = ingest_documents(docs, base, label=str(folder), embeddings=embedder,
+                              show_progress=progress)
+    timings["pipeline_ingest_s"] = round(time.perf_counter() - start, 2)
+    cached = report.chunks_written == 0
+
+    top = eval_settings(base, top_k=10, per_document_cap=1)
+    deep = eval_settings(base, top_k=DEEP_K, per_document_cap=1,
+                         candidate_k=max(base.candidate_k, DEEP_CANDIDATES))
+    graph = build_lookup_graph(top, embeddings=embedder)
+    first = run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
+    deep_graph = build_lookup_graph(deep, embeddings=embedder)
+    second = run_pipeline(deep_graph, data.queries, desc="pipeline@100", progress=progress)
+    metrics = aggregate(first.rankings, data.qrels, TOP_METRICS) | aggregate(
+        second.rankings, data.qrels, ["recall@100"])
+    pipeline = rounded(metrics) | {"timing": first.timing(), "fallbacks": first.extra["fallbacks"]}
+
+    out_baselines: dict[str, Any] = {}
+    if baselines:
+        bare_docs, bare_ids = bare_documents(data)
+        key = short_hash(data.corpus_hash, embedder_fingerprint(settings))
+        raw = embedder.inner  # the bare baseline has no query cache
+        for kind in ("dense", "bm25"):
+            store = BareStore(base, f"beir_{key}_bare_{kind}", kind,  # type: ignore[arg-type]
+                              raw if kind == "dense" else None)
+            start = time.perf_counter()
+            written = store.fill(bare_docs, bare_ids, progress=progress)
+            timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
+            run = run_search(lambda q, s=store: s.search(q, DEEP_K), data.queries,
+                             desc=f"bare {kind}", progress=progress)
+            scores = aggregate(run.rankings, data.qrels, METRICS)
+            out_baselines[kind] = rounded(scores) | {"timing": run.timing(),
+                                                     "collection": store.collection,
+                                                     "cached": not written}
+    result: dict[str, Any] = {
+        "dataset": data.name,
+        "split": split,
+        "queries": len(data.queries),
+        "corpus": len(data.corpus),
+        "collection": collection,
+        "cached": cached,
+        "chunks": report.total_chunks,
+        **{m: pipeline[m] for m in METRICS},
+        "pipeline": pipeline,
+        "baselines": out_baselines,
+        "settings": {
+            "retrieval_mode": base.retrieval_mode, "fusion": base.fusion, "rrf_k": base.rrf_k,
+            "dense_weight": base.dense_weight, "candidate_k": base.candidate_k,
+            "chunk_size": base.chunk_size, "chunk_overlap": base.chunk_overlap,
+            "top_k": 10, "per_document_cap": 1, "mode": base.mode,
+        },
+        "timings": timings,
+    }
+    for kind, scores in out_baselines.items():
+        result[f"ndcg@10_vs_{kind}"] = round(pipeline["ndcg@10"] - scores["ndcg@10"], 4)
+    return result
+
+
+def format_beir(report: dict[str, Any]) -> str:
+    """A readable table of a :func:`run_beir` report."""
+    lines = [
+        f"BEIR {report['dataset']} ({report['split']}): {report['queries']} queries, "
+        f"{report['corpus']} documents, {report['chunks']} chunks in {report['collection']!r}"
+        f"{' (cached)' if report['cached'] else ''}",
+        f"{'system':<12}{'nDCG@10':>9}{'R@10':>8}{'R@100':>8}{'MRR@10':>8}{'p50 ms':>9}"
+        f"{'p95 ms':>9}",
+    ]
+    rows = [("pipeline", report["pipeline"])] + [
+        (f"bare {k}", v) for k, v in report["baselines"].items()]
+    for name, m in rows:
+        lines.append(
+            f"{name:<12}{m['ndcg@10']:>9.4f}{m['recall@10']:>8.4f}{m['recall@100']:>8.4f}"
+            f"{m['mrr@10']:>8.4f}{m['timing']['p50_ms']:>9.1f}{m['timing']['p95_ms']:>9.1f}"
+        )
+    s = report["settings"]
+    lines.append(f"pipeline: retrieval_mode={s['retrieval_mode']} fusion={s['fusion']} "
+                 f"candidate_k={s['candidate_k']} chunk_size={s['chunk_size']}; "
+                 f"timings: {report['timings']}")
+    return "\n".join(lines)

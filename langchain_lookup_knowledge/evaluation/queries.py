@@ -1,0 +1,189 @@
+"""``lookup-knowledge eval queries FILE``: a team's own question set, scored per document.
+
+The file is JSONL, one ``{"q": question, "rel": [file stems]}`` per line. A ranking is the
+document stems of the evidence blocks (or bare chunks) in order, first place wins; Recall@5 is
+measured on the first five blocks, as the tool returns them with ``top_k=5``.
+
+With ``--kb PATH`` the same run scores two bare langchain baselines over that folder, in their
+own collections: ``RecursiveCharacterTextSplitter`` -> ``langchain_milvus.Milvus`` ->
+``as_retriever()`` (dense), and the same with ``BM25BuiltInFunction`` (hybrid, RRF).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document
+
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.evaluation.baseline import (
+    BareStore,
+    bm25_analyzer_params,
+    progress_enabled,
+)
+from langchain_lookup_knowledge.evaluation.metrics import aggregate, dedupe
+from langchain_lookup_knowledge.evaluation.runner import (
+    embedder_fingerprint,
+    eval_settings,
+    rounded,
+    run_pipeline,
+    run_search,
+    short_hash,
+    stem,
+)
+from langchain_lookup_knowledge.settings import LookupSettings
+
+METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
+K = 10
+
+
+def load_questions(path: str | Path) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
+    """Questions and judgements (``q1``, ``q2``, ... in file order).
+
+    Raises:
+        ConfigurationError: missing file, bad JSON, or a line without ``q`` / ``rel``.
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ConfigurationError(f"questions file not found: {file}")
+    queries: dict[str, str] = {}
+    qrels: dict[str, dict[str, float]] = {}
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigurationError(f"{file}:{number}: invalid JSON: {exc}") from None
+        rel = row.get("rel") if isinstance(row, dict) else None
+        if not isinstance(row, dict) or not str(row.get("q", "")).strip() or not rel:
+            raise ConfigurationError(f'{file}:{number}: expected {{"q": ..., "rel": [stems]}}')
+        qid = f"q{len(queries) + 1}"
+        queries[qid] = str(row["q"])
+        qrels[qid] = {stem(str(r)): 1.0 for r in (rel if isinstance(rel, list) else [rel])}
+    if not queries:
+        raise ConfigurationError(f"no questions in {file}")
+    return queries, qrels
+
+
+def bare_chunks(kb: Path, chunk_size: int, chunk_overlap: int) -> tuple[list[Document], list[str]]:
+    """What a bare user indexes: every markdown file read as text, split recursively."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    docs: list[Document] = []
+    ids: list[str] = []
+    for path in iter_markdown_files(kb):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        source = path.relative_to(kb).as_posix()
+        for i, piece in enumerate(splitter.split_text(text)):
+            docs.append(Document(page_content=piece,
+                                 metadata={"doc_id": stem(source), "source": source}))
+            ids.append(f"{source}#{i}")
+    return docs, ids
+
+
+def _misses(rankings: dict[str, list[str]], queries: dict[str, str],
+            qrels: dict[str, dict[str, float]], k: int = 5) -> list[dict[str, Any]]:
+    out = []
+    for qid, text in queries.items():
+        top = dedupe(rankings.get(qid, [])[:k])
+        if not set(qrels[qid]) & set(top):
+            out.append({"q": text, "rel": sorted(qrels[qid]), "got": top[:3]})
+    return out
+
+
+def run_queries(
+    path: str | Path,
+    settings: LookupSettings,
+    *,
+    kb: str | Path | None = None,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Score the question file on the pipeline collection (and bare baselines with ``kb``)."""
+    from langchain_lookup_knowledge.embeddings import build_embeddings
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+
+    progress = progress_enabled(show_progress)
+    queries, qrels = load_questions(path)
+    embedder = build_embeddings(settings)
+    graph = build_lookup_graph(eval_settings(settings, top_k=K), embeddings=embedder)
+    run = run_pipeline(graph, queries, doc_id=stem, progress=progress)
+    # "@5" is the first five blocks (as the tool shows them), not five distinct documents.
+    metrics = rounded(aggregate(run.rankings, qrels, METRICS))
+    levels = run.extra["relevance"]
+    pipeline = metrics | {
+        "timing": run.timing(),
+        "fallbacks": run.extra["fallbacks"],
+        "relevance": {lvl: sum(1 for v in levels.values() if v == lvl)
+                      for lvl in ("high", "medium", "low")},
+        "misses@5": _misses(run.rankings, queries, qrels),
+    }
+    baselines: dict[str, Any] = {}
+    if kb is not None:
+        root = Path(kb).expanduser()
+        if not root.is_dir():
+            raise ConfigurationError(f"knowledge folder not found: {root}")
+        docs, ids = bare_chunks(root, settings.chunk_size, settings.chunk_overlap)
+        if not docs:
+            raise ConfigurationError(f"no markdown files under {root}")
+        key = short_hash(*(d.page_content for d in docs), embedder_fingerprint(settings),
+                         f"{settings.chunk_size}/{settings.chunk_overlap}")
+        analyzer = bm25_analyzer_params([d.page_content for d in docs])
+        for kind in ("dense", "hybrid"):
+            store = BareStore(settings, f"bare_{key}_{kind}", kind,  # type: ignore[arg-type]
+                              embedder.inner, analyzer_params=analyzer)
+            start = time.perf_counter()
+            written = store.fill(docs, ids, progress=progress)
+            ingest_s = round(time.perf_counter() - start, 2)
+            search_kwargs: dict[str, Any] = {"k": K}
+            if kind == "hybrid":
+                search_kwargs |= {"ranker_type": "rrf", "ranker_params": {"k": settings.rrf_k},
+                                  "fetch_k": 2 * K}
+            retriever = store.store.as_retriever(search_kwargs=search_kwargs)
+            bare = run_search(
+                lambda q, r=retriever: [str(d.metadata.get("doc_id", "")) for d in r.invoke(q)],
+                queries, desc=f"bare {kind}", progress=progress)
+            baselines[kind] = rounded(aggregate(bare.rankings, qrels, METRICS)) | {
+                "timing": bare.timing(), "collection": store.collection, "chunks": len(docs),
+                "cached": not written, "ingest_s": ingest_s,
+                "misses@5": len(_misses(bare.rankings, queries, qrels)),
+            }
+    result: dict[str, Any] = {
+        "questions": len(queries),
+        "file": str(path),
+        "collection": settings.collection,
+        **{m: pipeline[m] for m in METRICS},
+        "pipeline": pipeline,
+        "baselines": baselines,
+        "settings": {"retrieval_mode": settings.retrieval_mode, "fusion": settings.fusion,
+                     "candidate_k": settings.candidate_k, "top_k": K,
+                     "per_document_cap": settings.per_document_cap},
+    }
+    for kind, scores in baselines.items():
+        result[f"recall@5_vs_{kind}"] = round(pipeline["recall@5"] - scores["recall@5"], 4)
+        result[f"mrr@10_vs_{kind}"] = round(pipeline["mrr@10"] - scores["mrr@10"], 4)
+    return result
+
+
+def format_queries(report: dict[str, Any]) -> str:
+    """A readable table of a :func:`run_queries` report."""
+    lines = [
+        f"{report['questions']} questions from {report['file']} on {report['collection']!r}",
+        f"{'system':<14}{'R@5':>8}{'R@10':>8}{'MRR@10':>8}{'nDCG@10':>9}{'p50 ms':>9}",
+    ]
+    rows = [("pipeline", report["pipeline"])] + [
+        (f"bare {k}", v) for k, v in report["baselines"].items()]
+    for name, m in rows:
+        lines.append(f"{name:<14}{m['recall@5']:>8.4f}{m['recall@10']:>8.4f}{m['mrr@10']:>8.4f}"
+                     f"{m['ndcg@10']:>9.4f}{m['timing']['p50_ms']:>9.1f}")
+    pipeline = report["pipeline"]
+    lines.append(f"relevance levels: {pipeline['relevance']}; fallbacks: {pipeline['fallbacks']}")
+    for miss in pipeline["misses@5"]:
+        lines.append(f"  miss@5: {miss['q']!r} rel={miss['rel']} got={miss['got']}")
+    return "\n".join(lines)

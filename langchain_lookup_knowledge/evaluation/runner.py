@@ -1,0 +1,125 @@
+"""Run a question set through the pipeline or a bare store and collect rankings and latencies."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.settings import LookupSettings
+
+
+@dataclass
+class RunOutput:
+    """Rankings (document ids, best first) per query id, and per-query latencies."""
+
+    rankings: dict[str, list[str]] = field(default_factory=dict)
+    latencies_ms: list[float] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def timing(self) -> dict[str, float]:
+        """p50 / p95 / mean latency in milliseconds."""
+        lat = self.latencies_ms
+        return {
+            "p50_ms": round(percentile(lat, 50), 2),
+            "p95_ms": round(percentile(lat, 95), 2),
+            "mean_ms": round(sum(lat) / len(lat), 2) if lat else 0.0,
+        }
+
+
+def embedder_fingerprint(settings: LookupSettings) -> str:
+    """What identifies the vectors an embedder makes (provider, model, truncation)."""
+    if settings.embedding_provider == "local":
+        model = str(settings.local_model_dir or "pinned-minilm-int8")
+    else:
+        model = f"{settings.openai_base_url}|{settings.openai_model}|{settings.openai_dimensions}"
+    return f"{settings.embedding_provider}|{model}|{settings.embedding_max_tokens}"
+
+
+def short_hash(*parts: str | bytes) -> str:
+    """12 hex digits of a SHA-256 over ``parts`` (collection names)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part if isinstance(part, bytes) else part.encode("utf-8"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:12]
+
+
+def eval_settings(settings: LookupSettings, **overrides: Any) -> LookupSettings:
+    """Settings with evaluation-only overrides (e.g. ``top_k=100``) beyond the user limits.
+
+    ``model_copy`` skips validation on purpose: ``top_k`` <= 50 guards an agent's context,
+    not a Recall@100 measurement. Invocations are never recorded during an evaluation.
+    """
+    return settings.model_copy(update={"record_invocations": False, **overrides})
+
+
+def stem(source: str) -> str:
+    """File name without folder and suffix: what question files call a document."""
+    return PurePosixPath(source).stem
+
+
+def _bar(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="q", desc=desc, file=sys.stderr, leave=False)
+
+
+def run_pipeline(
+    graph: Any,
+    queries: Mapping[str, str],
+    *,
+    doc_id: Callable[[str], str] = str,
+    desc: str = "pipeline",
+    progress: bool = False,
+) -> RunOutput:
+    """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``."""
+    out = RunOutput(extra={"relevance": {}, "fallbacks": 0})
+    bar = _bar(len(queries), desc, progress)
+    for qid, text in queries.items():
+        start = time.perf_counter()
+        result = graph.invoke({"query": text})["result"]
+        out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
+        out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
+        out.extra["relevance"][qid] = result.relevance_level
+        if result.retrieval_trace.fallback_reason:
+            out.extra["fallbacks"] += 1
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def run_search(
+    search: Callable[[str], Sequence[str]],
+    queries: Mapping[str, str],
+    *,
+    desc: str,
+    progress: bool = False,
+) -> RunOutput:
+    """Every query through ``search`` (query -> document ids, best first)."""
+    out = RunOutput()
+    bar = _bar(len(queries), desc, progress)
+    for qid, text in queries.items():
+        start = time.perf_counter()
+        ranking = list(search(text))
+        out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
+        out.rankings[qid] = ranking
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return out
+
+
+def rounded(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
+    """Metrics rounded for printing and JSON."""
+    return {k: round(v, digits) for k, v in metrics.items()}

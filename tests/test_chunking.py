@@ -1,0 +1,119 @@
+"""Heading-aware chunking: breadcrumbs, bounded size with overlap, stable ``evidenceKey``."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_lookup_knowledge.knowledge.chunking import (
+    chunk_document,
+    embedding_text,
+    evidence_key,
+    split_sections,
+)
+from langchain_lookup_knowledge.knowledge.documents import parse_document
+
+
+def _doc(text: str, source: str = "ops/disk.md"):
+    return parse_document(text.encode("utf-8"), source)
+
+
+def _paragraphs(word: str, count: int, width: int = 60) -> str:
+    line = (f"{word} " * (width // (len(word) + 1))).strip() + "."
+    return "\n\n".join(f"{line} {i}" for i in range(count))
+
+
+def test_evidence_key_is_relative_source_and_ordinal():
+    assert evidence_key("node/disk-full.md", 3) == "node/disk-full.md#3"
+    doc = _doc("# Disk\n\n## Meaning\nFull.\n\n## Fix\nClean up.", "node/disk-full.md")
+    chunks = chunk_document(doc)
+    assert [c.evidence_key for c in chunks] == ["node/disk-full.md#0"]
+    assert chunks[0].source == "node/disk-full.md"
+    assert chunks[0].ordinal == 0
+
+
+def test_breadcrumb_is_title_section_subsection():
+    body = (
+        "---\ntitle: Disk full\n---\n# Disk full\n\nIntro.\n\n## Mitigation\n\n"
+        + _paragraphs("clean", 12)
+        + "\n\n### Log rotation\n\n"
+        + _paragraphs("rotate", 12)
+    )
+    chunks = chunk_document(_doc(body), chunk_size=400, overlap=40)
+    crumbs = [c.breadcrumb for c in chunks]
+    # The H1 equal to the title is not repeated in the breadcrumb.
+    assert crumbs[0] == "Disk full"
+    assert "Disk full > Mitigation" in crumbs
+    assert "Disk full > Mitigation > Log rotation" in crumbs
+    rotate = [c for c in chunks if c.breadcrumb.endswith("Log rotation")]
+    assert rotate and all("rotate" in c.text for c in rotate)
+    assert all(c.title == "Disk full" for c in chunks)
+
+
+def test_chunks_are_bounded_and_ordinals_consecutive():
+    doc = _doc("# Big\n\n" + _paragraphs("word", 80))
+    chunks = chunk_document(doc, chunk_size=300, overlap=30)
+    assert len(chunks) > 5
+    assert all(len(c.text) <= 300 for c in chunks)
+    assert [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert [c.evidence_key for c in chunks] == [f"ops/disk.md#{i}" for i in range(len(chunks))]
+
+
+def test_long_unbroken_text_is_split_with_overlap():
+    text = "".join(chr(ord("a") + i % 26) for i in range(1000))
+    chunks = chunk_document(_doc(text), chunk_size=200, overlap=40)
+    assert all(len(c.text) <= 200 for c in chunks)
+    for left, right in zip(chunks, chunks[1:], strict=False):
+        assert left.text[-40:] == right.text[:40]
+    rebuilt = chunks[0].text + "".join(c.text[40:] for c in chunks[1:])
+    assert rebuilt == text
+
+
+def test_small_sections_are_packed_together():
+    doc = _doc("# T\n\n## A\nalpha\n\n## B\nbeta\n\n## C\ngamma")
+    chunks = chunk_document(doc, chunk_size=1000, overlap=100)
+    assert len(chunks) == 1
+    assert all(w in chunks[0].text for w in ("alpha", "beta", "gamma"))
+
+
+def test_headings_inside_code_fences_do_not_split():
+    body = "# Title\n\n## Real\n\n```bash\n# not a heading\necho hi\n```\n\n## Next\ntext"
+    sections = split_sections(_doc(body).body, "Title")
+    paths = [s.path for s in sections]
+    assert ("Title", "Real") in paths
+    assert not any("not a heading" in " ".join(p) for p in paths)
+    real = next(s for s in sections if s.path == ("Title", "Real"))
+    assert "# not a heading" in real.text
+
+
+def test_cjk_documents_get_smaller_chunks():
+    body = "# 磁盘已满\n\n" + "磁盘空间不足时需要清理日志文件。" * 120
+    chunks = chunk_document(_doc(body, "zh/disk.md"), chunk_size=1000, overlap=100)
+    assert max(len(c.text) for c in chunks) <= 400  # 40% of the Latin size for CJK text
+    assert len(chunks) >= 4
+
+
+def test_chunking_is_deterministic():
+    doc = _doc("# X\n\n" + _paragraphs("stable", 40))
+    first = chunk_document(doc, chunk_size=250, overlap=25)
+    again = chunk_document(_doc("# X\n\n" + _paragraphs("stable", 40)), chunk_size=250, overlap=25)
+    assert first == again
+
+
+def test_embedding_text_carries_breadcrumb_terms_and_summary_on_first_chunk():
+    raw = (
+        "---\ntitle: Disk full\nkeywords: [inode]\naliases: [NodeFilesystemAlmostOutOfSpace]\n"
+        "summary: The disk is almost full.\n---\n# Disk full\n\n" + _paragraphs("word", 30)
+    )
+    doc = _doc(raw)
+    chunks = chunk_document(doc, chunk_size=300, overlap=30)
+    first, second = embedding_text(chunks[0], doc), embedding_text(chunks[1], doc)
+    assert first.startswith("Disk full")
+    assert "inode" in first and "NodeFilesystemAlmostOutOfSpace" in first
+    assert "The disk is almost full." in first
+    assert "The disk is almost full." not in second
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(40, 0), (300, 150), (300, -1)])
+def test_invalid_chunk_parameters_are_rejected(size, overlap):
+    with pytest.raises(ValueError):
+        chunk_document(_doc("# T\ntext"), chunk_size=size, overlap=overlap)
