@@ -136,9 +136,11 @@ def format_result(result: Any) -> str:
 def cmd_query(args: argparse.Namespace) -> int:
     """Ask one or more questions."""
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.store.connection import open_client
 
     settings = _settings(args)
     queries = _queries(args)
+    open_client(settings)  # a locked, missing or unreachable store: one line, exit 2
     graph = build_lookup_graph(settings)
     status = 0
     for query in queries:

@@ -12,4 +12,7 @@ def register_extra_commands() -> list[Callable[[Any], None]]:
     from langchain_lookup_knowledge.evaluation.commands import register_eval_commands
 
     registrars.append(register_eval_commands)
+    from langchain_lookup_knowledge.compare import register_compare_command
+
+    registrars.append(register_compare_command)
     return registrars

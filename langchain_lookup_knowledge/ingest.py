@@ -344,6 +344,10 @@ def _json_safe(extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def _deleted_count(result: Any) -> int:
+    # pymilvus returns the deleted primary keys when the server lists them (Milvus Lite does),
+    # else {"delete_count": n}.
+    if isinstance(result, list):
+        return len(result)
     if isinstance(result, dict):
         return int(result.get("delete_count", 0) or 0)
     return int(getattr(result, "delete_count", 0) or 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -45,7 +47,8 @@ def test_breadcrumb_is_title_section_subsection():
     assert "Disk full > Mitigation" in crumbs
     assert "Disk full > Mitigation > Log rotation" in crumbs
     rotate = [c for c in chunks if c.breadcrumb.endswith("Log rotation")]
-    assert rotate and all("rotate" in c.text for c in rotate)
+    assert rotate
+    assert all("rotate" in c.text for c in rotate)
     assert all(c.title == "Disk full" for c in chunks)
 
 
@@ -62,7 +65,7 @@ def test_long_unbroken_text_is_split_with_overlap():
     text = "".join(chr(ord("a") + i % 26) for i in range(1000))
     chunks = chunk_document(_doc(text), chunk_size=200, overlap=40)
     assert all(len(c.text) <= 200 for c in chunks)
-    for left, right in zip(chunks, chunks[1:], strict=False):
+    for left, right in itertools.pairwise(chunks):
         assert left.text[-40:] == right.text[:40]
     rebuilt = chunks[0].text + "".join(c.text[40:] for c in chunks[1:])
     assert rebuilt == text
@@ -108,12 +111,16 @@ def test_embedding_text_carries_breadcrumb_terms_and_summary_on_first_chunk():
     chunks = chunk_document(doc, chunk_size=300, overlap=30)
     first, second = embedding_text(chunks[0], doc), embedding_text(chunks[1], doc)
     assert first.startswith("Disk full")
-    assert "inode" in first and "NodeFilesystemAlmostOutOfSpace" in first
+    assert "inode" in first
+    assert "NodeFilesystemAlmostOutOfSpace" in first
     assert "The disk is almost full." in first
     assert "The disk is almost full." not in second
 
 
-@pytest.mark.parametrize(("size", "overlap"), [(40, 0), (300, 150), (300, -1)])
-def test_invalid_chunk_parameters_are_rejected(size, overlap):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    ("size", "overlap", "message"),
+    [(40, 0, "chunk_size"), (300, 150, "overlap"), (300, -1, "overlap")],
+)
+def test_invalid_chunk_parameters_are_rejected(size, overlap, message):
+    with pytest.raises(ValueError, match=message):
         chunk_document(_doc("# T\ntext"), chunk_size=size, overlap=overlap)

@@ -265,7 +265,8 @@ def test_changed_file_replaces_its_chunks(kb_settings, tmp_path, real_embeddings
     # Same structure, new words: same identities, new content, nothing duplicated.
     write(kb, "a.md", long_doc("Alpha runbook", 3, word="rewritten"))
     edited = ingest_folder(kb, kb_settings, embeddings=real_embeddings)
-    assert edited.indexed == ["a.md"] and edited.unchanged == ["b.md"]
+    assert edited.indexed == ["a.md"]
+    assert edited.unchanged == ["b.md"]
     rows = chunk_rows(kb_settings, "a.md")
     assert [r["pk"] for r in rows] == ["a.md#0", "a.md#1", "a.md#2"]
     assert all("rewritten" in r["text"] for r in rows)

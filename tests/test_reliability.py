@@ -262,7 +262,8 @@ def tenant_store(tmp_path_factory, real_embeddings):
                         f"# {title}\n{body}\n", encoding="utf-8")
     s = LookupSettings(data_dir=root, milvus_uri=str(root / "milvus.db"), collection="tenants",
                        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
-                       reference_threshold=0.99)  # every filtered attempt is "low quality"
+                       # every filtered attempt is "low quality"; every candidate is evidence
+                       reference_threshold=0.99, min_evidence_similarity=0.0)
     ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     return s
 

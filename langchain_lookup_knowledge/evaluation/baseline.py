@@ -109,6 +109,11 @@ class BareStore:
 
             bar = tqdm(total=len(docs), unit="doc", desc=f"bare {self.kind}", file=sys.stderr,
                        leave=False)
+        # Milvus Lite answers langchain-milvus's AllocTimestamp call with a logged (harmless)
+        # "Method not implemented" traceback per batch: keep it off the user's screen.
+        grpc_log = logging.getLogger("grpc._server")
+        level = grpc_log.level
+        grpc_log.setLevel(logging.CRITICAL)
         try:
             for start in range(0, len(docs), ADD_BATCH):
                 batch = list(docs[start : start + ADD_BATCH])
@@ -116,6 +121,7 @@ class BareStore:
                 if bar is not None:
                     bar.update(len(batch))
         finally:
+            grpc_log.setLevel(level)
             if bar is not None:
                 bar.close()
         self.store.client.flush(self.collection)

@@ -46,7 +46,7 @@ from langchain_lookup_knowledge.pipeline.rerank import rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.pipeline.state import LookupInput, LookupOutput, LookupState
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
-from langchain_lookup_knowledge.retrieval.sidecar import run_sidecar
+from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
 from langchain_lookup_knowledge.retrieval.traced import traced_search
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.filters import CategoryFilter, and_exprs, filter_to_expr
@@ -187,14 +187,17 @@ class LookupNodes:
 
     def _retrieve(self, state: LookupState, config: RunnableConfig, path_name: str) -> dict[str, Any]:
         pending = state["pending_attempt"] or {}
+        sidecar = (  # started first: it runs beside the main search, within its own time bound
+            start_sidecar(self.runtime, self._request(state, pending["expr"]), main_path=path_name)
+            if self.settings.sidecar_enabled else None
+        )
         attempt, candidates = self._attempt(state, config, path_name, pending["name"],
                                             pending["expr"])
         update: dict[str, Any] = {"attempts": [attempt], "candidates": candidates}
         if attempt.status != "error":
             update["path_used"] = path_name
-            if self.settings.sidecar_enabled:
-                update["sidecar"] = run_sidecar(self.runtime, self._request(state, pending["expr"]),
-                                                main_path=path_name, main=candidates)
+            if sidecar is not None:
+                update["sidecar"] = sidecar.report(candidates)
         return update
 
     def retrieve_vectorstore(self, state: LookupState, config: RunnableConfig) -> dict[str, Any]:

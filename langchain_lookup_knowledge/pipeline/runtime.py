@@ -54,6 +54,7 @@ class LookupRuntime:
         self._client: Any | None = None
         self._layout: CollectionLayout | None = None
         self._paths: dict[str, L1Path] = {}
+        self._path_locks: dict[str, threading.Lock] = {}
         self._path_factories = dict(path_factories or {})
         self._matcher: L0Matcher | None = None
         self._matcher_loaded_at = 0.0
@@ -65,7 +66,7 @@ class LookupRuntime:
         with self._lock:
             if self._embeddings is None:
                 self._embeddings = build_embeddings(self.settings)
-            return self._embeddings  # type: ignore[return-value]
+            return self._embeddings
 
     @property
     def client(self) -> Any:
@@ -85,8 +86,14 @@ class LookupRuntime:
             return self._layout
 
     def path(self, name: str) -> L1Path:
-        """The L1 path called ``name`` ("vectorstore" or "sdk"), created once."""
+        """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
+
+        Each path is created under its own lock: a path that hangs while opening (a sidecar's,
+        say) never blocks the other one.
+        """
         with self._lock:
+            path_lock = self._path_locks.setdefault(name, threading.Lock())
+        with path_lock:
             existing = self._paths.get(name)
             if existing is not None:
                 return existing

@@ -23,9 +23,8 @@ def candidate_from_fields(
         or metadata.get("source")
         or key.rsplit("#", 1)[0]
     )
-    category = (fields.get(layout.category_field) if layout.category_field else None) or metadata.get(
-        "category", ""
-    )
+    scalar_category = fields.get(layout.category_field) if layout.category_field else None
+    category = scalar_category or metadata.get("category", "")
     content = fields.get(layout.content_field)
     if content is None:
         content = metadata.get(layout.content_field, "")

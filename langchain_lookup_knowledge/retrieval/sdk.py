@@ -78,7 +78,8 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
-        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field] for h in hits])
+        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field]
+                                                for h in hits])
         return [
             candidate_from_fields(
                 hit["entity"],
@@ -114,7 +115,8 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
-        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field] for h in hits])
+        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field]
+                                                for h in hits])
         return [
             candidate_from_fields(
                 hit["entity"],

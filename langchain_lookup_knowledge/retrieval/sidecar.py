@@ -52,32 +52,71 @@ def compare(main: Sequence[Candidate], side: Sequence[Candidate], k: int) -> dic
     }
 
 
+def sidecar_path_name(settings: Any, main_path: str) -> str:
+    """The path the sidecar runs: the configured one, or the one that is not the main path."""
+    name = str(settings.sidecar_path)
+    if name == "other":
+        return "sdk" if main_path == "vectorstore" else "vectorstore"
+    return name
+
+
+class SidecarRun:
+    """A sidecar search started beside the main one; :meth:`report` waits for what is left of
+    ``sidecar_timeout_s`` (counted from the start) and never raises."""
+
+    def __init__(self, runtime: Any, request: SearchRequest, *, main_path: str) -> None:
+        settings = runtime.settings
+        self.path = sidecar_path_name(settings, main_path)
+        self.timeout = float(settings.sidecar_timeout_s)
+        self.k = int(settings.top_k)
+        self.start = time.perf_counter()
+        self.future: concurrent.futures.Future[list[Candidate]] | None = None
+        self.submit_error: str | None = None
+        try:
+            self.future = _POOL.submit(lambda: list(runtime.path(self.path).search(request)))
+        except Exception as exc:  # e.g. the pool is shut down at interpreter exit
+            self.submit_error = _describe(exc)
+
+    def _ms(self) -> float:
+        return round((time.perf_counter() - self.start) * 1000, 3)
+
+    def report(self, main: Sequence[Candidate]) -> SidecarReport:
+        """The comparison of the sidecar's results with ``main`` (or its error / time-out)."""
+        if self.future is None:
+            return SidecarReport(status="error", path=self.path, error=self.submit_error,
+                                 latency_ms=self._ms())
+        left = max(0.0, self.timeout - (time.perf_counter() - self.start))
+        try:
+            side = self.future.result(timeout=left)
+        except concurrent.futures.TimeoutError:
+            self.future.cancel()
+            return SidecarReport(status="timeout", path=self.path,
+                                 error=f"no answer within {self.timeout:g}s",
+                                 latency_ms=self._ms())
+        except Exception as exc:
+            return SidecarReport(status="error", path=self.path, error=_describe(exc),
+                                 latency_ms=self._ms())
+        report = compare(main, side, self.k)
+        return SidecarReport(
+            status="ok", path=self.path, k=self.k, overlap_at_k=report["overlap_at_k"],
+            rank_differences=report["rank_differences"],
+            results=[comparable(c) for c in side[: self.k]],
+            latency_ms=self._ms(),
+        )
+
+
+def start_sidecar(runtime: Any, request: SearchRequest, *, main_path: str) -> SidecarRun:
+    """Start the sidecar search for ``request`` now, in a worker thread (never raises)."""
+    return SidecarRun(runtime, request, main_path=main_path)
+
+
 def run_sidecar(
     runtime: Any, request: SearchRequest, *, main_path: str, main: Sequence[Candidate]
 ) -> SidecarReport:
-    """Run the sidecar path within ``sidecar_timeout_s``; never raises."""
-    settings = runtime.settings
-    name = settings.sidecar_path
-    if name == "other":
-        name = "sdk" if main_path == "vectorstore" else "vectorstore"
-    start = time.perf_counter()
-    try:
-        future = _POOL.submit(lambda: runtime.path(name).search(request))
-        side = future.result(timeout=settings.sidecar_timeout_s)
-    except concurrent.futures.TimeoutError:
-        return SidecarReport(status="timeout", path=name,
-                             error=f"no answer within {settings.sidecar_timeout_s:g}s",
-                             latency_ms=round((time.perf_counter() - start) * 1000, 3))
-    except Exception as exc:
-        return SidecarReport(status="error", path=name,
-                             error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-                             if str(exc) else type(exc).__name__,
-                             latency_ms=round((time.perf_counter() - start) * 1000, 3))
-    k = settings.top_k
-    report = compare(main, side, k)
-    return SidecarReport(
-        status="ok", path=name, k=k, overlap_at_k=report["overlap_at_k"],
-        rank_differences=report["rank_differences"],
-        results=[comparable(c) for c in side[:k]],
-        latency_ms=round((time.perf_counter() - start) * 1000, 3),
-    )
+    """Run the sidecar after the main search, within ``sidecar_timeout_s``; never raises."""
+    return start_sidecar(runtime, request, main_path=main_path).report(main)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__

@@ -18,7 +18,8 @@ class L1SearchRetriever(BaseRetriever):
     """One L1 search (a path and a request) shaped as a retriever run.
 
     Example:
-        >>> docs = L1SearchRetriever(path=path, request=req).invoke(req.query_text)  # doctest: +SKIP
+        >>> retriever = L1SearchRetriever(path=path, request=req)  # doctest: +SKIP
+        >>> docs = retriever.invoke(req.query_text)  # doctest: +SKIP
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -26,7 +26,7 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def connection_args(settings: LookupSettings) -> dict[str, Any]:
-    """``uri`` / ``token`` / ``db_name`` / ``timeout``, as pymilvus and langchain-milvus take them."""
+    """The ``uri``, ``token``, ``db_name`` and ``timeout`` pymilvus / langchain-milvus take."""
     args: dict[str, Any] = {
         "uri": settings.resolved_milvus_uri,
         "timeout": settings.milvus_timeout_s,

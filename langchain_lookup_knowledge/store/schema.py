@@ -22,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 CATALOG_VECTOR_FIELD = "_placeholder_vector"  # Milvus requires a vector field in every collection
 MAX_TEXT = 65535
+_DENSE_VECTOR_TYPES = {DataType.FLOAT_VECTOR, DataType.FLOAT16_VECTOR, DataType.BFLOAT16_VECTOR}
 # Session consistency: a process reads its own writes (a lookup right after an ingest sees the new
 # chunks) without paying for "Strong" on every search; Milvus's default "Bounded" may miss them.
 CONSISTENCY_LEVEL = "Session"
@@ -190,7 +191,6 @@ def describe_chunk_collection(
             "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
         )
         raise StoreUnavailableError(msg)
-    ensure_loaded(client, name)
     info = client.describe_collection(name)
     fields = {f["name"]: f for f in info.get("fields", [])}
     for role, field_name in (
@@ -205,12 +205,24 @@ def describe_chunk_collection(
             )
             raise SchemaMismatchError(msg)
     vector = fields[settings.vector_field]
+    if vector.get("type") not in _DENSE_VECTOR_TYPES:
+        msg = (
+            f"field {settings.vector_field!r} of collection {name!r} is not a dense float vector "
+            f"(type {vector.get('type')!r}): set vector_field to the dense vector field"
+        )
+        raise SchemaMismatchError(msg)
     actual_dim = int(vector.get("params", {}).get("dim", 0))
     if dimension is not None and actual_dim != dimension:
         msg = (
             f"collection {name!r} stores {actual_dim}-dimensional vectors but the embedder "
             f"makes {dimension}-dimensional ones: use the embedder the collection was built "
             "with, or ingest into a new collection"
+        )
+        raise SchemaMismatchError(msg)
+    if not client.list_indexes(name, field_name=settings.vector_field):
+        msg = (
+            f"collection {name!r} has no index on {settings.vector_field!r}: create one "
+            f"(e.g. FLAT or HNSW, metric {settings.metric_type}) before searching it"
         )
         raise SchemaMismatchError(msg)
     index = client.describe_index(name, settings.vector_field) or {}
@@ -229,6 +241,7 @@ def describe_chunk_collection(
     if sparse is not None:
         analyzer = "jieba" if "jieba" in str(text_params.get("analyzer_params", "")) else "standard"
     metadata = settings.metadata_field if settings.metadata_field in fields else None
+    ensure_loaded(client, name)
     return CollectionLayout(
         name=name,
         id_field=settings.id_field,

@@ -1,0 +1,12 @@
+"""The lookup pipeline for LangGraph Studio / ``langgraph dev`` (named in ``langgraph.json``).
+
+Configured from ``LOOKUP_KNOWLEDGE_*`` environment variables. Building the graph touches neither
+Milvus nor the records database: both open at the first lookup.
+
+Input ``{"query": "pod keeps restarting"}``; output ``result`` (the evidence-first result) and
+``retrieval_details`` (what is persisted in ``tool_invocation``).
+"""
+
+from langchain_lookup_knowledge import LookupSettings, build_lookup_graph
+
+graph = build_lookup_graph(LookupSettings(), name="lookup_knowledge")

@@ -1,0 +1,165 @@
+"""``lookup-knowledge compare QUERY``: both L1 paths on the same query vector, side by side.
+
+The VectorStore path (langchain-milvus) and the SDK path (pymilvus) search the same collection
+with the same vector, filter and retrieval mode; each result is shown in the sidecar's normalized
+comparison shape (source, breadcrumb, rank, labelled score), with overlap@k and rank differences.
+A path that fails is reported with its error; the other one is still shown.
+
+Example:
+    $ lookup-knowledge compare "etcd fsync is slow" --collection runbooks --k 5
+    $ lookup-knowledge compare "etcd fsync is slow" --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.filters import filter_to_expr
+
+PATHS = ("vectorstore", "sdk")
+
+
+def compare_paths(
+    query: str,
+    settings: LookupSettings,
+    *,
+    k: int = 5,
+    runtime: Any | None = None,
+) -> dict[str, Any]:
+    """Run ``query`` through both L1 paths and compare them (JSON-ready dict; never raises for a
+    failing path, only for a store that cannot be opened).
+
+    ``runtime`` (a :class:`~langchain_lookup_knowledge.pipeline.runtime.LookupRuntime`) lets a
+    caller reuse one, or inject a path.
+    """
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+
+    text = query.strip()
+    if not text:
+        raise LookupKnowledgeError("query is empty: ask a question in words")
+    runtime = runtime or LookupRuntime(settings)
+    vector = runtime.embeddings.embed_query(text)
+    layout = runtime.layout
+    retrieval_mode = settings.retrieval_mode if layout.has_bm25 else "dense"
+    request = SearchRequest(
+        query_text=text,
+        query_vector=vector,
+        expr=filter_to_expr(settings.default_filter),  # the deployment's scope always applies
+        k=max(k, 1),
+        retrieval_mode=retrieval_mode,
+        fusion=settings.fusion,
+        rrf_k=settings.rrf_k,
+        dense_weight=settings.dense_weight,
+    )
+    out: dict[str, Any] = {
+        "query": text,
+        "collection": layout.name,
+        "metric": layout.metric_type,
+        "retrievalMode": retrieval_mode,
+        "filter": request.expr,
+        "k": request.k,
+    }
+    found: dict[str, list[Any]] = {}
+    for name in PATHS:
+        start = time.perf_counter()
+        try:
+            candidates = runtime.path(name).search(request)
+        except Exception as exc:  # one failing path must not hide the other
+            text_error = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+            out[name] = {
+                "status": "error",
+                "error": f"{type(exc).__name__}: {text_error}".rstrip(": "),
+                "latencyMs": round((time.perf_counter() - start) * 1000, 3),
+                "results": [],
+            }
+            continue
+        found[name] = candidates
+        out[name] = {
+            "status": "ok",
+            "latencyMs": round((time.perf_counter() - start) * 1000, 3),
+            "results": [comparable(c) | {"formula": c.score_label.formula}
+                        for c in candidates[: request.k]],
+        }
+    if len(found) == len(PATHS):
+        report = compare(found["vectorstore"], found["sdk"], request.k)
+        out["overlapAtK"] = report["overlap_at_k"]
+        out["rankDifferences"] = [
+            {"evidenceKey": d["evidenceKey"], "vectorstoreRank": d["mainRank"],
+             "sdkRank": d["sidecarRank"]}
+            for d in report["rank_differences"]
+        ]
+        out["sameOrder"] = [c.evidence_key for c in found["vectorstore"][: request.k]] == [
+            c.evidence_key for c in found["sdk"][: request.k]
+        ]
+    return out
+
+
+def _cell(row: dict[str, Any] | None, width: int) -> str:
+    if row is None:
+        return " " * width
+    text = f"{row['evidenceKey']}  {row['scoreValue']:.4f} (sim {row['similarity']:.3f})"
+    return text[:width].ljust(width)
+
+
+def format_comparison(report: dict[str, Any], width: int = 62) -> str:
+    """A readable side-by-side rendering of :func:`compare_paths`' report."""
+    lines = [
+        f"Q: {report['query']}",
+        f"   collection={report['collection']!r} metric={report['metric']} "
+        f"retrieval_mode={report['retrievalMode']} k={report['k']}"
+        + (f" filter={report['filter']}" if report.get("filter") else ""),
+    ]
+    vs, sdk = report["vectorstore"], report["sdk"]
+    for name, side in (("vectorstore", vs), ("sdk", sdk)):
+        results = side["results"]
+        label = results[0]["scoreLabel"] if results else "-"
+        formula = results[0]["formula"] if results else ""
+        status = side["status"] if side["status"] == "ok" else f"ERROR {side['error']}"
+        lines.append(f"   {name:<11} {status}; {side['latencyMs']:.1f} ms; score {label}"
+                     + (f"; {formula}" if formula else ""))
+    lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
+    rows = max(len(vs["results"]), len(sdk["results"]))
+    for i in range(rows):
+        left = vs["results"][i] if i < len(vs["results"]) else None
+        right = sdk["results"][i] if i < len(sdk["results"]) else None
+        mark = " " if left and right and left["evidenceKey"] == right["evidenceKey"] else "*"
+        lines.append(f"   {i + 1:>2}{mark} {_cell(left, width)} | {_cell(right, width).rstrip()}")
+    if "overlapAtK" in report:
+        moved = [d for d in report["rankDifferences"] if d["vectorstoreRank"] != d["sdkRank"]]
+        lines.append(f"   overlap@{report['k']} = {report['overlapAtK']:.2f}; "
+                     f"same order: {'yes' if report['sameOrder'] else 'no'}"
+                     + (f"; moved: {len(moved)}" if moved else ""))
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Print both L1 paths side by side; exit 1 when a path failed."""
+    from langchain_lookup_knowledge.cli import _settings
+
+    overrides: dict[str, Any] = {"record_invocations": False}
+    settings = _settings(args, **overrides)
+    report = compare_paths(" ".join(args.query), settings, k=args.k)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(format_comparison(report))
+    return 0 if all(report[p]["status"] == "ok" for p in PATHS) else 1
+
+
+def register_compare_command(sub: Any) -> None:
+    """Add ``compare`` to the ``lookup-knowledge`` subcommands."""
+    parser = sub.add_parser("compare", help="run both L1 paths (vectorstore, sdk) side by side")
+    parser.add_argument("query", nargs="+", help="the question")
+    parser.add_argument("--uri", help="Milvus URI (file.db for Milvus Lite, http://host:19530)")
+    parser.add_argument("--collection", help="collection name")
+    parser.add_argument("--k", type=int, default=5, help="results per path (default 5)")
+    parser.add_argument("--retrieval-mode", choices=["dense", "hybrid", "sparse"])
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.set_defaults(func=cmd_compare)
