@@ -8,14 +8,7 @@ a second process holding the database, closed or silent TCP ports, a local HTTP 
 from __future__ import annotations
 
 import contextlib
-import http.server
-import json
-import os
-import socket
 import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,14 +28,24 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
-REPO = Path(__file__).resolve().parents[1]
+try:
+    from faults import (
+        database_held_by_another_process,
+        failing_embedding_server,
+        run_cli,
+        silent_tcp_port,
+        tool_call,
+    )
+except ImportError:  # pragma: no cover - run from the repo root as a package
+    from tests.faults import (
+        database_held_by_another_process,
+        failing_embedding_server,
+        run_cli,
+        silent_tcp_port,
+        tool_call,
+    )
+
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
-
-
-def tool_call(query: str, call_id: str = "call-1") -> dict:
-    """A model's tool call, as an agent's ToolNode passes it."""
-    return {"type": "tool_call", "id": call_id, "name": "lookup_knowledge",
-            "args": {"query": query}}
 
 
 def assert_answered(out: dict) -> None:
@@ -51,14 +54,6 @@ def assert_answered(out: dict) -> None:
     assert not result.message.startswith("Knowledge retrieval unavailable"), result.message
     assert result.retrieval_trace.attempts
     assert all(a.status != "error" for a in result.retrieval_trace.attempts)
-
-
-def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "langchain_lookup_knowledge.cli", *args],
-        capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO,
-    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
@@ -294,13 +289,15 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
     result = graph.invoke(graph_input)["result"]
     attempts = result.retrieval_trace.attempts
     names = [a.name for a in attempts]
-    assert names[0] == "filtered" and "unfiltered_retry" in names, attempts
+    assert names[0] == "filtered", attempts
+    assert "unfiltered_retry" in names, attempts
     assert result.retrieval_trace.fallback_reason in {"filtered_vector_low_quality",
                                                       "filtered_vector_no_evidence"}
     for attempt in attempts:
         assert 'metadata["tenant"] == "a"' in (attempt.filter or ""), attempt
     if how == "auto_fallback":
-        assert attempts[0].status == "error" and attempts[1].path == "sdk"
+        assert attempts[0].status == "error"
+        assert attempts[1].path == "sdk"
         assert all(a.path == "sdk" for a in attempts[1:])
     sources = [b.source for b in result.evidence_blocks]
     assert sources, "tenant a has documents"
@@ -310,29 +307,6 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
 # --------------------------------------------------------------------------------------------
 # Faults: Milvus
 # --------------------------------------------------------------------------------------------
-
-HOLDER = """
-import sys, time
-from pymilvus import MilvusClient
-client = MilvusClient(sys.argv[1])
-client.list_collections()
-print("ready", flush=True)
-time.sleep(120)
-"""
-
-
-@contextlib.contextmanager
-def database_held_by_another_process(db: Path) -> Iterator[subprocess.Popen]:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-
 
 def test_locked_lite_database_says_locked_by_another_process(settings, tmp_path):
     db = Path(settings.resolved_milvus_uri)
@@ -363,33 +337,6 @@ def test_missing_folder_and_wrong_paths_give_clear_messages(tmp_path):
     assert not_db.read_text(encoding="utf-8").startswith("these are my notes")
 
 
-@contextlib.contextmanager
-def silent_tcp_port() -> Iterator[int]:
-    """A port that accepts connections and never answers (a hung server)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            with contextlib.suppress(OSError):
-                accepted.append(server.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        server.close()
-
-
 @pytest.mark.parametrize("server", ["closed_port", "silent_port"])
 def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embeddings, server):
     with contextlib.ExitStack() as stack:
@@ -406,7 +353,8 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
     rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows()
     assert len(rows) == 1
     row = rows[0]
-    assert row["error"] and f"127.0.0.1:{port}" in row["error"]
+    assert row["error"]
+    assert f"127.0.0.1:{port}" in row["error"]
     assert row["found"] is False
     attempts = row["retrieval_details"]["retrieval_trace"]["attempts"]
     assert [(a["path"], a["status"]) for a in attempts] == [("vectorstore", "error"),
@@ -417,44 +365,6 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
 # --------------------------------------------------------------------------------------------
 # Faults: embedding service, recorder
 # --------------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def failing_embedding_server(behaviour: str) -> Iterator[tuple[str, list[str]]]:
-    """A local OpenAI-compatible /v1/embeddings that answers 500, 429, or too slowly."""
-    requests: list[str] = []
-    release = threading.Event()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
-            length = int(self.headers.get("Content-Length") or 0)
-            self.rfile.read(length)
-            requests.append(self.path)
-            if behaviour == "timeout":
-                release.wait(10)
-                return
-            status = 500 if behaviour == "500" else 429
-            body = json.dumps({"error": {"message": f"fake {status}", "type": "server_error"}})
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body.encode())
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.mark.parametrize("behaviour", ["500", "429", "timeout"])
@@ -491,7 +401,8 @@ def test_recorder_down_lookup_still_answers_and_trace_says_so(sample_kb_store, r
     assert_answered(out)
     assert result.found
     recording = result.retrieval_trace.recording
-    assert recording is not None and recording["status"] == "error"
+    assert recording is not None
+    assert recording["status"] == "error"
     assert recording["error"]
     assert "pw@" not in recording["error"]
 

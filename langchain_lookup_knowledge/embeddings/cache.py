@@ -49,6 +49,11 @@ class CachedQueryEmbeddings(Embeddings):
             while len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)
 
+    def clear(self) -> None:
+        """Forget every cached query vector (benchmarks of never-seen queries)."""
+        with self._lock:
+            self._cache.clear()
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Pass through to the wrapped embedder (not cached)."""
         return self.inner.embed_documents(texts)

@@ -15,7 +15,9 @@ DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 class ServiceEmbeddings(Embeddings):
     """A remote embedder whose failures, after its own bounded retries, are :class:`EmbeddingError`.
 
-    The message names the service and the cause (HTTP status, timeout), never the API key.
+    The message names the service and the cause (HTTP status, timeout), never the API key: a
+    server that echoes the request's credentials in its error body gets them masked, and the
+    client's exception is not chained (its text would carry them).
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -24,10 +26,13 @@ class ServiceEmbeddings(Embeddings):
         4
     """
 
-    def __init__(self, inner: Embeddings, service: str, attempts: int) -> None:
+    def __init__(
+        self, inner: Embeddings, service: str, attempts: int, secrets: tuple[str, ...] = ()
+    ) -> None:
         self.inner = inner
         self.service = service
         self.attempts = attempts
+        self._secrets = tuple(s for s in secrets if s)
 
     def _error(self, exc: Exception) -> EmbeddingError:
         status = getattr(exc, "status_code", None)
@@ -37,7 +42,10 @@ class ServiceEmbeddings(Embeddings):
             cause = "request timed out"
         else:
             cause = type(exc).__name__
-        detail = (str(exc).strip().splitlines() or [""])[0][:200]
+        detail = (str(exc).strip().splitlines() or [""])[0]
+        for secret in self._secrets:
+            detail = detail.replace(secret, "***")
+        detail = detail[:200]
         return EmbeddingError(
             f"embedding service {self.service} failed after {self.attempts} attempt(s): "
             f"{cause} ({detail})"
@@ -48,28 +56,28 @@ class ServiceEmbeddings(Embeddings):
         try:
             return self.inner.embed_documents(texts)
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query through the service; a failure raises :class:`EmbeddingError`."""
         try:
             return self.inner.embed_query(text)
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         """Async twin of :meth:`embed_documents`."""
         try:
             return await self.inner.aembed_documents(texts)
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None
 
     async def aembed_query(self, text: str) -> list[float]:
         """Async twin of :meth:`embed_query`."""
         try:
             return await self.inner.aembed_query(text)
         except Exception as exc:
-            raise self._error(exc) from exc
+            raise self._error(exc) from None
 
 
 def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
@@ -109,8 +117,9 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             chunk_size=settings.embedding_batch_size,
             check_embedding_ctx_length=False,
         )
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         inner = ServiceEmbeddings(client, settings.openai_base_url or DEFAULT_OPENAI_BASE_URL,
-                                  attempts=1 + settings.embedding_max_retries)
+                                  attempts=1 + settings.embedding_max_retries, secrets=(key,))
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
     return CachedQueryEmbeddings(inner, maxsize=settings.query_cache_size)

@@ -50,7 +50,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.rounds < 1:
         raise LookupKnowledgeError(f"--rounds must be >= 1, got {args.rounds}")
     report = run_bench(_settings(args), rounds=args.rounds, queries_file=args.queries_file,
-                       kb=args.kb, cold_start=not args.no_cold_start,
+                       kb=args.kb, cold_start_enabled=not args.no_cold_start,
                        show_progress=None if not args.no_progress else False)
     _emit(report, args.json, format_bench(report))
     return 0

@@ -1,0 +1,402 @@
+"""``lookup-knowledge bench``: the tool against a bare ``langchain_milvus.Milvus``, same machine.
+
+Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
+
+* **Lookup latency**: ``create_lookup_knowledge_tool(...).invoke`` (a tool call, recording on)
+  against ``Milvus.similarity_search_with_score``, interleaved query by query (the order flips
+  every round). ``lookup_p50_ms`` is the tool with its query-embedding cache cleared before
+  each call (a never-seen question: embedded once, as the bare store embeds every call);
+  ``lookup_cached_p50_ms`` is a repeated question (the cache answers).
+* **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup whose L0
+  filter applies is retried without it (two L1 searches). Questions that get no filter are
+  prefixed with a category of the catalog (e.g. ``"databases: ..."``); only lookups that
+  really retried are counted, against the bare search on the same question text.
+* **Ingest throughput**: ``ingest_folder`` against ``Milvus.from_documents`` on the same
+  chunks (the same indexed text) with the same embedder, into throwaway collections.
+* **Cold start**: a fresh Python process until its first answer (tool and bare), measured from
+  spawn. It needs the Milvus Lite database not to be open in this process (else skipped).
+* **Peak memory**: ``ru_maxrss`` of this process and of the cold-start processes.
+
+Invocation records go to a throwaway SQLite file, so a bench never fills the real table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from itertools import cycle
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document
+from pydantic import SecretStr
+
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.settings import LookupSettings
+
+SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
+DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
+
+_CHILD_TOOL = """
+import json, sys, time
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
+settings = LookupSettings.model_validate_json(sys.stdin.read())
+tool = create_lookup_knowledge_tool(settings)
+msg = tool.invoke({"type": "tool_call", "id": "cold", "name": tool.name,
+                   "args": {"query": sys.argv[1]}})
+print(json.dumps({"found": bool(msg.artifact and msg.artifact.get("found"))}), flush=True)
+"""
+
+_CHILD_BARE = """
+import json, sys
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_milvus import Milvus
+settings = LookupSettings.model_validate_json(sys.stdin.read())
+store = Milvus(embedding_function=build_embeddings(settings).inner,
+               collection_name=settings.collection,
+               connection_args={"uri": settings.resolved_milvus_uri},
+               primary_field=settings.id_field, text_field=settings.content_field,
+               vector_field=settings.vector_field, auto_id=False,
+               index_params={"index_type": settings.index_type,
+                             "metric_type": settings.metric_type},
+               search_params={"metric_type": settings.metric_type})
+hits = store.similarity_search_with_score(sys.argv[1], k=settings.top_k)
+print(json.dumps({"found": bool(hits)}), flush=True)
+"""
+
+
+def load_bench_questions(path: str | Path | None) -> list[str]:
+    """Questions: JSONL (``q``) or one per line; the bundled sample questions by default."""
+    file = Path(path).expanduser() if path else DEFAULT_QUESTIONS
+    if not file.is_file():
+        raise ConfigurationError(f"queries file not found: {file}")
+    out = []
+    for line in file.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                line = str(json.loads(line).get("q", "")).strip()
+            except json.JSONDecodeError as exc:
+                raise ConfigurationError(f"{file}: invalid JSON line: {exc}") from None
+        if line:
+            out.append(line)
+    if not out:
+        raise ConfigurationError(f"no questions in {file}")
+    return out
+
+
+def _settings_json(settings: LookupSettings) -> str:
+    data = {k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
+            for k, v in settings.model_dump().items()}
+    return json.dumps(data, default=str)
+
+
+def _lite_db_busy(settings: LookupSettings) -> bool:
+    if not settings.is_milvus_lite:
+        return False
+    from langchain_lookup_knowledge.store.connection import _lite_lock_holder
+
+    path = Path(settings.resolved_milvus_uri).expanduser()
+    return path.is_dir() and _lite_lock_holder(path)
+
+
+def _child_maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+
+
+def cold_start(settings: LookupSettings, query: str, script: str) -> dict[str, Any]:
+    """Seconds from spawning a Python process until it prints its first answer."""
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script, query], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=errors, text=True,
+            env=os.environ | {"TQDM_DISABLE": "1"},
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_settings_json(settings))
+        proc.stdin.close()
+        line = proc.stdout.readline()
+        seconds = time.perf_counter() - start
+        proc.stdout.read()
+        proc.wait(timeout=300)
+        errors.seek(0)
+        err = errors.read()
+    if proc.returncode != 0 or not line.strip():
+        tail = err.strip().splitlines()[-1:] or ["no output"]
+        return {"seconds": None, "error": tail[0][:300]}
+    return {"seconds": round(seconds, 3), "found": json.loads(line).get("found")}
+
+
+def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = fn()
+    return (time.perf_counter() - start) * 1000.0, value
+
+
+def _stats(values: Sequence[float]) -> dict[str, float | int]:
+    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2),
+            "n": len(values)}
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 3) if b > 0 else None
+
+
+class _Bar:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="call", desc="bench", file=sys.stderr, leave=False)
+
+    def update(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str, Any]:
+    """``ingest_folder`` vs ``Milvus.from_documents`` on the same chunks and embedder."""
+    from langchain_milvus import Milvus
+
+    from langchain_lookup_knowledge.ingest import ingest_folder
+    from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
+    from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
+    from langchain_lookup_knowledge.store.connection import connection_args, open_client
+
+    docs: list[Document] = []
+    ids: list[str] = []
+    for file in iter_markdown_files(kb):
+        doc = load_document(file, kb, settings.max_file_bytes)
+        if hasattr(doc, "body"):
+            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
+                docs.append(Document(page_content=embedding_text(chunk, doc),
+                                     metadata={"source": chunk.source}))
+                ids.append(chunk.evidence_key)
+    if not docs:
+        raise ConfigurationError(f"no markdown files to ingest under {kb}")
+    tag = uuid.uuid4().hex[:8]
+    ours = settings.model_copy(update={"collection": f"bench_ingest_{tag}",
+                                       "catalog_collection": None})
+    bare_name = f"bench_bare_{tag}"
+    client = open_client(settings)
+    try:
+        start = time.perf_counter()
+        Milvus.from_documents(docs, embedder, ids=ids, collection_name=bare_name,
+                              connection_args=connection_args(settings),
+                              index_params={"index_type": "FLAT", "metric_type": "COSINE"})
+        bare_s = time.perf_counter() - start
+        report = ingest_folder(kb, ours, embeddings=embedder, show_progress=False)
+        ours_s = report.seconds
+    finally:
+        for name in (bare_name, ours.collection, ours.resolved_catalog_collection):
+            if client.has_collection(name):
+                client.drop_collection(name)
+    ours_rate = report.chunks_written / ours_s if ours_s else 0.0
+    bare_rate = len(docs) / bare_s if bare_s else 0.0
+    return {
+        "chunks": len(docs),
+        "ingest_chunks_per_s": round(ours_rate, 2),
+        "bare_ingest_chunks_per_s": round(bare_rate, 2),
+        "ingest_vs_bare_ratio": _ratio(ours_rate, bare_rate),
+        "ingest_s": round(ours_s, 3),
+        "bare_ingest_s": round(bare_s, 3),
+    }
+
+
+def _retry_questions(questions: Sequence[str], categories: Sequence[str]) -> list[str]:
+    cats = [c for c in categories if c.strip()]
+    if not cats:
+        return list(questions)
+    return [f"{cat}: {q}" for q, cat in zip(questions, cycle(cats), strict=False)]
+
+
+def run_bench(
+    settings: LookupSettings,
+    *,
+    rounds: int = 5,
+    queries_file: str | Path | None = None,
+    kb: str | Path | None = None,
+    cold_start_enabled: bool = True,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Run every measurement; the report's top level holds the headline figures."""
+    from langchain_lookup_knowledge.embeddings import build_embeddings
+    from langchain_lookup_knowledge.evaluation.baseline import progress_enabled
+    from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog
+    from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.schema import describe_chunk_collection
+    from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
+
+    questions = load_bench_questions(queries_file)
+    kb_path = Path(kb).expanduser() if kb else SAMPLE_KB
+    if not kb_path.is_dir():
+        raise ConfigurationError(f"knowledge folder not found: {kb_path}")
+    records = tempfile.TemporaryDirectory(prefix="lookup-bench-")
+    settings = settings.model_copy(update={
+        "record_invocations": True,
+        "invocation_db_url": f"sqlite:///{Path(records.name) / 'bench.sqlite3'}",
+    })
+    report: dict[str, Any] = {"collection": settings.collection, "uri":
+                              settings.resolved_milvus_uri, "k": settings.top_k,
+                              "rounds": rounds, "questions": len(questions),
+                              "retrieval_mode": settings.retrieval_mode, "path": settings.mode}
+
+    # Cold start first: a fresh process must be able to open the database.
+    if cold_start_enabled and _lite_db_busy(settings):
+        report["cold_start"] = {"skipped": "the Milvus Lite database is open in this process "
+                                "or another one; run bench in a fresh process"}
+    elif cold_start_enabled:
+        report["cold_start"] = {"lookup": cold_start(settings, questions[0], _CHILD_TOOL),
+                                "bare": cold_start(settings, questions[0], _CHILD_BARE),
+                                "peak_rss_mb": round(_child_maxrss_mb(), 1)}
+    report["cold_start_s"] = (report.get("cold_start", {}).get("lookup") or {}).get("seconds")
+    report["bare_cold_start_s"] = (report.get("cold_start", {}).get("bare") or {}).get("seconds")
+
+    embedder = build_embeddings(settings)
+    raw = embedder.inner
+    client = open_client(settings)
+    dimension = len(embedder.embed_query("dimension probe"))
+    layout = describe_chunk_collection(client, settings, dimension)
+    bare_store = open_vectorstore(settings, layout, raw, hybrid=False)
+    tool = create_lookup_knowledge_tool(settings, embeddings=embedder)
+    retry_embedder = build_embeddings(settings)
+    retry_tool = create_lookup_knowledge_tool(
+        settings.model_copy(update={"reference_threshold": 1.0}), embeddings=retry_embedder)
+    k = settings.top_k
+
+    def call(tool: Any, query: str) -> Any:
+        return tool.invoke({"type": "tool_call", "id": "bench", "name": tool.name,
+                            "args": {"query": query}})
+
+    def fresh(tool: Any, cache: Any, query: str) -> Callable[[], Any]:
+        cache.clear()  # outside the timed call
+        return lambda: call(tool, query)
+
+    def bare(query: str) -> Any:
+        return bare_store.similarity_search_with_score(query, k=k)
+
+    # Which questions really retry (their L0 filter applies); prefix a category otherwise.
+    categories = sorted({e.category for e in load_catalog(client,
+                                                          settings.resolved_catalog_collection)})
+    retry_qs = [q for q in questions if _retried(call(retry_tool, q))]
+    if not retry_qs:
+        retry_qs = [q for q in _retry_questions(questions, categories)
+                    if _retried(call(retry_tool, q))]
+    # Warm-up (not measured): model, Milvus segments, the cached tool's cache.
+    for q in questions:
+        call(tool, q), bare(q)
+
+    series: dict[str, list[float]] = {name: [] for name in
+                                      ("lookup", "lookup_cached", "bare", "retry", "bare_retry")}
+    total = rounds * (len(questions) * 3 + len(retry_qs) * 2)
+    bar = _Bar(total, progress_enabled(show_progress))
+    retried = 0
+    for r in range(rounds):
+        for q in questions:
+            # uncached, then cached (same question, now in the cache), then bare; flipped.
+            order = ["lookup", "lookup_cached", "bare"] if r % 2 == 0 else [
+                "bare", "lookup", "lookup_cached"]
+            for name in order:
+                if name == "lookup":
+                    fn = fresh(tool, embedder, q)
+                elif name == "lookup_cached":
+                    fn = lambda q=q: call(tool, q)  # noqa: E731
+                else:
+                    fn = lambda q=q: bare(q)  # noqa: E731
+                series[name].append(_ms(fn)[0])
+                bar.update()
+        for q in retry_qs:
+            for name in (["retry", "bare_retry"] if r % 2 == 0 else ["bare_retry", "retry"]):
+                fn = fresh(retry_tool, retry_embedder, q) if name == "retry" else (
+                    lambda q=q: bare(q))
+                elapsed, value = _ms(fn)
+                if name == "retry":
+                    retried += int(_retried(value))
+                series[name].append(elapsed)
+                bar.update()
+    bar.close()
+
+    stats = {name: _stats(values) for name, values in series.items()}
+    report["latency"] = stats
+    report["lookup_p50_ms"] = stats["lookup"]["p50_ms"]
+    report["lookup_p95_ms"] = stats["lookup"]["p95_ms"]
+    report["bare_p50_ms"] = stats["bare"]["p50_ms"]
+    report["bare_p95_ms"] = stats["bare"]["p95_ms"]
+    report["lookup_cached_p50_ms"] = stats["lookup_cached"]["p50_ms"]
+    report["lookup_vs_bare_p50_ratio"] = _ratio(stats["lookup"]["p50_ms"], stats["bare"]["p50_ms"])
+    report["lookup_cached_vs_bare_p50_ratio"] = _ratio(stats["lookup_cached"]["p50_ms"],
+                                                       stats["bare"]["p50_ms"])
+    report["retry_p50_ms"] = stats["retry"]["p50_ms"] if retry_qs else None
+    report["retry_vs_bare_p50_ratio"] = (
+        _ratio(stats["retry"]["p50_ms"], stats["bare_retry"]["p50_ms"]) if retry_qs else None)
+    report["retry_questions"] = len(retry_qs)
+    report["retried_lookups"] = retried
+    report["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses}
+    report["query_embed_ms"] = _embed_ms(raw, questions)
+    report["ingest"] = _ingest_bench(settings, kb_path, raw)
+    report.update({key: report["ingest"][key] for key in
+                   ("ingest_chunks_per_s", "bare_ingest_chunks_per_s", "ingest_vs_bare_ratio")})
+    report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+    records.cleanup()
+    return report
+
+
+def _embed_ms(raw: Any, questions: Sequence[str]) -> float:
+    """p50 of one query embedding (what the cache saves on a repeated question)."""
+    return round(percentile([_ms(lambda q=q: raw.embed_query(q))[0] for q in questions], 50), 2)
+
+
+def _retried(message: Any) -> bool:
+    artifact = getattr(message, "artifact", None) or {}
+    trace = artifact.get("retrievalTrace") or {}
+    return bool(trace.get("fallbackReason"))
+
+
+def format_bench(report: dict[str, Any]) -> str:
+    """A readable summary of a :func:`run_bench` report."""
+    lat = report["latency"]
+    lines = [f"bench on {report['collection']!r} ({report['uri']}), k={report['k']}, "
+             f"{report['questions']} questions x {report['rounds']} rounds, "
+             f"retrieval_mode={report['retrieval_mode']}"]
+    for name, label in (("lookup", "tool lookup (new question)"),
+                        ("lookup_cached", "tool lookup (repeated: cached vector)"),
+                        ("bare", "bare similarity_search_with_score"),
+                        ("retry", "tool lookup with forced retry"),
+                        ("bare_retry", "bare, same questions as retry")):
+        s = lat[name]
+        lines.append(f"  {label:<36} p50 {s['p50_ms']:>8.2f} ms  p95 {s['p95_ms']:>8.2f} ms"
+                     f"  (n={s['n']})")
+    lines.append(f"  lookup/bare p50 ratio {report['lookup_vs_bare_p50_ratio']}; cached/bare "
+                 f"{report['lookup_cached_vs_bare_p50_ratio']}; retry/bare "
+                 f"{report['retry_vs_bare_p50_ratio']} ({report['retried_lookups']} retried)")
+    ing = report["ingest"]
+    lines.append(f"  ingest {ing['ingest_chunks_per_s']} chunks/s vs Milvus.from_documents "
+                 f"{ing['bare_ingest_chunks_per_s']} chunks/s ({ing['chunks']} chunks; ratio "
+                 f"{ing['ingest_vs_bare_ratio']})")
+    cold = report.get("cold_start", {})
+    if "skipped" in cold:
+        lines.append(f"  cold start: skipped ({cold['skipped']})")
+    elif cold:
+        lines.append(f"  cold start to first answer: tool {report['cold_start_s']} s, bare "
+                     f"{report['bare_cold_start_s']} s (peak RSS {cold.get('peak_rss_mb')} MB)")
+    lines.append(f"  peak RSS of this process: {report['peak_rss_mb']} MB")
+    return "\n".join(lines)

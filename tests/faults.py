@@ -1,0 +1,129 @@
+"""Real faults for reliability tests: a process holding a Milvus Lite database, TCP ports that
+refuse or never answer, an OpenAI-compatible embedding server that fails, the CLI in a subprocess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+HOLDER = """
+import sys, time
+from pymilvus import MilvusClient
+client = MilvusClient(sys.argv[1])
+client.list_collections()
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def tool_call(query: str, call_id: str = "call-1") -> dict:
+    """A model's tool call, as an agent's ToolNode passes it to the tool."""
+    return {"type": "tool_call", "id": call_id, "name": "lookup_knowledge",
+            "args": {"query": query}}
+
+
+def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``lookup-knowledge ARGS`` in a subprocess (data dir in a temp folder)."""
+    env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "langchain_lookup_knowledge.cli", *args],
+        capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO,
+    )
+
+
+@contextlib.contextmanager
+def database_held_by_another_process(db: Path) -> Iterator[subprocess.Popen]:
+    """Another process opens the Milvus Lite database ``db`` and keeps it open."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def silent_tcp_port() -> Iterator[int]:
+    """A port that accepts connections and never answers (a hung server)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                accepted.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        server.close()
+
+
+@contextlib.contextmanager
+def failing_embedding_server(behaviour: str) -> Iterator[tuple[str, list[str]]]:
+    """A local OpenAI-compatible ``/v1/embeddings`` that always fails.
+
+    ``behaviour``: "500", "429", "timeout" (never answers in time), or "echo401" (a 401 whose
+    body repeats the request's Authorization header, as a careless proxy might). Yields the base
+    URL and the list of request paths received.
+    """
+    requests: list[str] = []
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            requests.append(self.path)
+            if behaviour == "timeout":
+                release.wait(10)
+                return
+            status = {"500": 500, "429": 429, "echo401": 401}[behaviour]
+            message = f"fake {status}"
+            if behaviour == "echo401":
+                message = f"bad credentials: {self.headers.get('Authorization')}"
+            body = json.dumps({"error": {"message": message, "type": "server_error"}})
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,630 @@
+"""L1 backends: path modes and fallback, score semantics, existing collections, caller filters,
+the comparison sidecar and ``lookup-knowledge compare`` (Milvus Lite + the real embedder).
+
+Fakes are only failing / blocking paths (``FailingPath``, ``FlakyPath``, ``BlockingPathFactory``),
+injected through ``LookupRuntime(path_factories=...)`` to force a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymilvus import DataType, MilvusClient
+
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.compare import compare_paths, format_comparison
+from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
+from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
+from langchain_lookup_knowledge.knowledge.loader import load_document
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import (
+    CATALOG_VECTOR_FIELD,
+    describe_chunk_collection,
+    ensure_catalog_collection,
+    ensure_chunk_collection,
+)
+
+SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
+SUBSET = [
+    "databases/pgbouncer-connection-exhaustion.md",
+    "databases/postgresql-replication-lag.md",
+    "kubernetes/pod-crashloopbackoff.md",
+    "networking/ingress-502-504-errors.md",
+    "observability/node-disk-full-log-rotation.md",
+]
+POOL_QUERY = "pgbouncer connection pool exhausted"  # L0 maps it to the one domain "databases"
+CRASH_QUERY = "my pod keeps crashing and restarting"
+CHUNK_FIELDS = ["pk", "text", "vector", "metadata", "category", "source"]
+CATALOG_FIELDS = ["source", "title", "category", "content_hash", "chunk_count", "info",
+                  CATALOG_VECTOR_FIELD]
+
+
+# --- fakes: failures only -------------------------------------------------------------------
+class FailingPath:
+    """FAKE L1 path whose every search raises (a VectorStore that is down)."""
+
+    def __init__(self, name: str = "vectorstore", message: str = "injected: search is down"):
+        self.name = name
+        self.message = message
+
+    def search(self, request: SearchRequest) -> list:
+        raise RuntimeError(self.message)
+
+
+def unavailable_vectorstore() -> FailingPath:
+    """FAKE factory: the VectorStore path cannot even be opened."""
+    raise StoreUnavailableError("injected: langchain-milvus cannot open the collection")
+
+
+class FlakyPath:
+    """FAKE wrapper: the real path answers its first search, then raises (fails on the retry)."""
+
+    def __init__(self, real: Any) -> None:
+        self.name = real.name
+        self.real = real
+        self.calls = 0
+
+    def search(self, request: SearchRequest) -> list:
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("injected: vectorstore dropped the connection")
+        return self.real.search(request)
+
+
+class BlockingPathFactory:
+    """FAKE factory that hangs while opening a path until released, then fails."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def __call__(self) -> Any:
+        try:
+            self.release.wait(120)
+            raise RuntimeError("injected: path never opened")
+        finally:
+            self.finished.set()
+
+
+# --- helpers --------------------------------------------------------------------------------
+def lite_settings(root: Path, collection: str, **extra: Any) -> LookupSettings:
+    return LookupSettings(
+        data_dir=root,
+        milvus_uri=str(root / "milvus.db"),
+        collection=collection,
+        record_invocations=False,
+        **extra,
+    )
+
+
+def run(settings: LookupSettings, embeddings: Any, query: str, *,
+        factories: dict[str, Callable[[], Any]] | None = None, **state: Any) -> Any:
+    runtime = LookupRuntime(settings, embeddings=embeddings, path_factories=factories)
+    graph = build_lookup_graph(runtime=runtime)
+    return graph.invoke({"query": query, **state})["result"]
+
+
+def keys(result: Any) -> list[str]:
+    return [b.evidence_key for b in result.evidence_blocks]
+
+
+def scored(result: Any) -> list[tuple[str, float, float]]:
+    return [(b.evidence_key, b.score, b.score_label.similarity) for b in result.evidence_blocks]
+
+
+def copy_catalog_rows(client: Any, src: LookupSettings) -> list[dict]:
+    rows = client.query(src.resolved_catalog_collection, filter='source != ""',
+                        output_fields=CATALOG_FIELDS)
+    return [{k: r[k] for k in CATALOG_FIELDS} | {CATALOG_VECTOR_FIELD: [0.0, 0.0]} for r in rows]
+
+
+def clone_collection(src: LookupSettings, dst: LookupSettings,
+                     transform: Callable[[dict], list[dict]] | None = None) -> None:
+    """Copy ``src``'s chunks (their real embeddings) and catalog into a new collection ``dst``."""
+    client = open_client(src)
+    rows = client.query(src.collection, filter='pk != ""', output_fields=CHUNK_FIELDS)
+    catalog = copy_catalog_rows(client, src)
+    ensure_chunk_collection(client, dst, len(rows[0]["vector"]), "standard")
+    catalog_name = ensure_catalog_collection(client, dst)
+    out: list[dict] = []
+    for row in rows:
+        row = {k: row[k] for k in CHUNK_FIELDS} | {"vector": [float(x) for x in row["vector"]]}
+        out.extend(transform(row) if transform else [row])
+    client.insert(dst.collection, out)
+    client.insert(catalog_name, catalog)
+    client.flush(dst.collection)
+    client.flush(catalog_name)
+
+
+# --- fixtures -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lite_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Milvus Lite database for this module's collections."""
+    return tmp_path_factory.mktemp("backends")
+
+
+@pytest.fixture(scope="module")
+def subset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("subset_kb")
+    for rel in SUBSET:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SAMPLE_KB / rel, root / rel)
+    return root
+
+
+@pytest.fixture(scope="module")
+def metric_stores(lite_root: Path, subset_dir: Path, real_embeddings) -> dict[str, LookupSettings]:
+    """The same chunks and vectors under COSINE (ingested), L2 and IP (copied)."""
+    cosine = lite_settings(lite_root, "kb_cosine")
+    report = ingest_folder(subset_dir, cosine, embeddings=real_embeddings)
+    assert report.bm25
+    stores = {"COSINE": cosine}
+    for metric in ("L2", "IP"):
+        stores[metric] = lite_settings(lite_root, f"kb_{metric.lower()}", metric_type=metric)
+        clone_collection(cosine, stores[metric])
+    return stores
+
+
+@pytest.fixture(scope="module")
+def tenant_store(metric_stores: dict[str, LookupSettings]) -> LookupSettings:
+    """Two tenants with the same documents; tenant a's chunks are not in L0's category.
+
+    An L0 filter on "databases" therefore finds nothing for tenant a and is retried without it:
+    the retry (and any path fallback) must keep the tenant filter, or tenant b's chunks show up.
+    """
+    dst = lite_settings(metric_stores["COSINE"].data_dir, "kb_tenants")
+
+    def two_tenants(row: dict) -> list[dict]:
+        a = row | {"pk": f"a::{row['pk']}", "category": "elsewhere",
+                   "metadata": row["metadata"] | {"tenant": "a", "category": "elsewhere"}}
+        b = row | {"pk": f"b::{row['pk']}", "metadata": row["metadata"] | {"tenant": "b"}}
+        return [a, b]
+
+    clone_collection(metric_stores["COSINE"], dst, two_tenants)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def external_store(lite_root: Path, real_embeddings) -> LookupSettings:
+    """A collection made with raw pymilvus: fields doc_id/body/embedding/meta, no category or
+    source column, no BM25, no L0 catalog; rows embedded here with the real embedder."""
+    client = MilvusClient(str(lite_root / "milvus.db"))
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
+    schema.add_field("body", DataType.VARCHAR, max_length=65535)
+    schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
+    schema.add_field("meta", DataType.JSON)
+    index = client.prepare_index_params()
+    index.add_index("embedding", index_type="FLAT", metric_type="COSINE")
+    client.create_collection("ext_kb", schema=schema)
+    client.create_index("ext_kb", index, sync=False)
+    client.load_collection("ext_kb")
+    rows = []
+    for rel in SUBSET:
+        doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
+        chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
+        texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
+        for chunk, text, vector in zip(chunks, texts, real_embeddings.embed_documents(texts),
+                                       strict=True):
+            rows.append({
+                "doc_id": chunk.evidence_key,
+                "body": text,
+                "embedding": vector,
+                "meta": {"category": chunk.category, "source": chunk.source,
+                         "title": chunk.title, "breadcrumb": chunk.breadcrumb},
+            })
+    client.insert("ext_kb", rows)
+    client.flush("ext_kb")
+    client.close()
+    return lite_settings(lite_root, "ext_kb", id_field="doc_id", content_field="body",
+                         vector_field="embedding", metadata_field="meta")
+
+
+@pytest.fixture
+def sample(sample_kb_store: LookupSettings) -> LookupSettings:
+    return sample_kb_store.model_copy(update={"record_invocations": False})
+
+
+# --- 1. modes and the fallback edge ---------------------------------------------------------
+@pytest.mark.parametrize(("mode", "path"),
+                         [("vectorstore", "vectorstore"), ("spring-ai", "vectorstore"),
+                          ("sdk", "sdk"), ("auto", "vectorstore")])
+def test_each_mode_answers_from_its_path_only(sample, real_embeddings, mode, path):
+    settings = LookupSettings.model_validate(sample.model_dump() | {"mode": mode})
+    for query in (CRASH_QUERY, POOL_QUERY):
+        result = run(settings, real_embeddings, query)
+        trace = result.retrieval_trace
+        assert result.found
+        assert trace.path_used == path
+        assert {a.path for a in trace.attempts} == {path}
+        assert all(a.path_fallback is None for a in trace.attempts)
+        assert {b.score_label.path for b in result.evidence_blocks} == {path}
+
+
+@pytest.mark.parametrize("failure", ["unavailable", "raises"])
+def test_auto_falls_back_to_sdk_with_the_cause_in_the_trace(sample, real_embeddings, failure):
+    factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
+    expected = run(sample.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
+    result = run(sample.model_copy(update={"mode": "auto"}), real_embeddings, CRASH_QUERY,
+                 factories={"vectorstore": factory})
+    first, second = result.retrieval_trace.attempts[:2]
+    assert (first.path, first.status) == ("vectorstore", "error")
+    assert "injected" in (first.error or "")
+    assert (second.path, second.status) == ("sdk", "ok")
+    assert second.path_fallback is not None
+    assert second.path_fallback.startswith("vectorstore failed: ")
+    assert "injected" in second.path_fallback
+    assert result.retrieval_trace.path_used == "sdk"
+    assert scored(result) == scored(expected)
+
+
+def test_vectorstore_mode_never_falls_back(sample, real_embeddings):
+    result = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings,
+                 CRASH_QUERY, factories={"vectorstore": FailingPath})
+    assert [a.path for a in result.retrieval_trace.attempts] == ["vectorstore"]
+    assert not result.found
+    assert result.message.startswith("Knowledge retrieval unavailable")
+    assert "injected" in result.message
+
+
+def test_fallback_is_a_conditional_edge_of_the_compiled_graph(sample, real_embeddings):
+    drawing = build_lookup_graph(sample, embeddings=real_embeddings).get_graph()
+    edges = {(e.source, e.target): e.conditional for e in drawing.edges}
+    assert edges[("retrieve_vectorstore", "retrieve_sdk")] is True
+    assert edges[("transform_query", "retrieve_sdk")] is True
+
+
+@pytest.mark.parametrize("retrieval_mode", ["dense", "hybrid", "sparse"])
+def test_both_paths_give_the_same_candidate_shape(sample, real_embeddings, retrieval_mode):
+    runtime = LookupRuntime(sample, embeddings=real_embeddings)
+    request = SearchRequest(CRASH_QUERY, runtime.embeddings.embed_query(CRASH_QUERY), None, k=8,
+                            retrieval_mode=retrieval_mode)
+    vs = runtime.path("vectorstore").search(request)
+    sdk = runtime.path("sdk").search(request)
+    assert [c.evidence_key for c in vs] == [c.evidence_key for c in sdk]
+    assert len(vs) == 8
+    for a, b in zip(vs, sdk, strict=True):
+        da, db = a.model_dump(), b.model_dump()
+        assert da.keys() == db.keys()
+        assert da["metadata"].keys() == db["metadata"].keys()
+        assert da["score_label"].keys() == db["score_label"].keys()
+        assert (a.score_label.path, b.score_label.path) == ("vectorstore", "sdk")
+        assert a.score_label.kind == b.score_label.kind
+        assert a.score_label.similarity == pytest.approx(b.score_label.similarity, abs=1e-5)
+        del da["score_label"], db["score_label"]
+        assert da == db
+        assert a.source
+        assert a.title
+        assert a.breadcrumb
+        assert a.category
+        assert a.content
+
+
+# --- 2. score semantics ---------------------------------------------------------------------
+@pytest.mark.parametrize("path", ["vectorstore", "sdk"])
+@pytest.mark.parametrize("metric", ["L2", "IP"])
+def test_dense_scores_normalize_to_the_cosine_and_rank_alike(metric_stores, real_embeddings,
+                                                           path, metric):
+    def dense(settings: LookupSettings) -> list:
+        runtime = LookupRuntime(settings, embeddings=real_embeddings)
+        vector = runtime.embeddings.embed_query(POOL_QUERY)
+        return runtime.path(path).search(SearchRequest(POOL_QUERY, vector, None, k=10,
+                                                       retrieval_mode="dense"))
+
+    cosine, other = dense(metric_stores["COSINE"]), dense(metric_stores[metric])
+    assert [c.evidence_key for c in other] == [c.evidence_key for c in cosine]
+    raws = [c.score_label.raw for c in other]
+    sims = [c.score_label.similarity for c in other]
+    for c, ref in zip(other, cosine, strict=True):
+        label = c.score_label
+        assert (label.path, label.metric, label.kind) == (path, metric, "dense")
+        assert label.similarity == pytest.approx(ref.score_label.similarity, abs=2e-3)
+        if metric == "L2":  # Milvus returns the SQUARED distance: cos = 1 - d/2
+            assert label.similarity == pytest.approx(1 - label.raw / 2, abs=1e-6)
+            assert "squared_l2" in label.formula
+        else:
+            assert label.similarity == pytest.approx(label.raw, abs=1e-6)
+    assert sims == sorted(sims, reverse=True)
+    assert raws == (sorted(raws) if metric == "L2" else sorted(raws, reverse=True))
+
+
+def test_thresholds_see_the_same_similarity_under_l2_and_cosine(metric_stores, real_embeddings):
+    for query in (POOL_QUERY, CRASH_QUERY, "recipe for chocolate cake"):
+        cosine = run(metric_stores["COSINE"].model_copy(update={"retrieval_mode": "dense"}),
+                     real_embeddings, query)
+        l2 = run(metric_stores["L2"].model_copy(update={"retrieval_mode": "dense"}),
+                 real_embeddings, query)
+        assert keys(l2) == keys(cosine)
+        assert [(a.name, a.status) for a in l2.retrieval_trace.attempts] == [
+            (a.name, a.status) for a in cosine.retrieval_trace.attempts]
+        assert l2.relevance_level == cosine.relevance_level
+        assert l2.found == cosine.found
+
+
+@pytest.mark.parametrize("path", ["vectorstore", "sdk"])
+@pytest.mark.parametrize("fusion", ["rrf", "weighted"])
+def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(metric_stores,
+                                                                   real_embeddings, path, fusion):
+    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
+    vector = runtime.embeddings.embed_query(POOL_QUERY)
+    dense = {c.evidence_key: c.score_label.similarity for c in runtime.path(path).search(
+        SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense"))}
+    hybrid = runtime.path(path).search(SearchRequest(POOL_QUERY, vector, None, k=5,
+                                                     retrieval_mode="hybrid", fusion=fusion))
+    assert hybrid
+    for c in hybrid:
+        label = c.score_label
+        assert (label.path, label.kind, label.metric) == (path, "hybrid", fusion.upper())
+        assert label.rank_score is not None
+        assert 0.0 < label.rank_score <= 1.0
+        assert label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
+    ranks = [c.score_label.raw for c in hybrid]
+    assert ranks == sorted(ranks, reverse=True)
+
+
+# --- 3. existing collections ----------------------------------------------------------------
+def test_existing_collection_layout_is_read_from_its_schema(external_store, real_embeddings):
+    layout = LookupRuntime(external_store, embeddings=real_embeddings).layout
+    assert (layout.id_field, layout.content_field, layout.vector_field) == (
+        "doc_id", "body", "embedding")
+    assert layout.metadata_field == "meta"
+    assert layout.category_field is None
+    assert layout.source_field is None
+    assert layout.category_ref() == 'meta["category"]'
+    assert not layout.has_bm25
+    assert (layout.metric_type, layout.dimension) == ("COSINE", 384)
+
+
+@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+def test_existing_collection_answers_in_both_modes_without_a_catalog(external_store,
+                                                                    real_embeddings, mode):
+    result = run(external_store.model_copy(update={"mode": mode}), real_embeddings, POOL_QUERY)
+    assert result.found
+    assert result.retrieval_trace.path_used == mode
+    assert result.l0_hints.empty  # no L0 catalog collection for it: L0 is just empty
+    assert [a.name for a in result.retrieval_trace.attempts] == ["unfiltered"]
+    assert any("searched dense" in n for n in result.retrieval_trace.notes)
+    top = result.evidence_blocks[0]
+    assert top.source == "databases/pgbouncer-connection-exhaustion.md"
+    assert top.category == "databases"
+    assert top.title
+
+
+@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+def test_l0_category_filter_goes_to_the_metadata_json_path(external_store, metric_stores,
+                                                           real_embeddings, mode):
+    catalog = "ext_kb_l0"
+    client = open_client(external_store)
+    if not client.has_collection(catalog):  # the catalog of the same documents
+        src = metric_stores["COSINE"]
+        ensure_catalog_collection(client, external_store.model_copy(
+            update={"catalog_collection": catalog}))
+        client.insert(catalog, copy_catalog_rows(client, src))
+        client.flush(catalog)
+    settings = external_store.model_copy(update={"mode": mode, "catalog_collection": catalog})
+    result = run(settings, real_embeddings, POOL_QUERY)
+    first = result.retrieval_trace.attempts[0]
+    assert result.l0_hints.domains == ["databases"]
+    assert first.name == "filtered"
+    assert first.filter == 'meta["category"] == "databases"'
+    assert first.status == "ok"
+    assert result.found
+    assert {b.category for b in result.evidence_blocks} == {"databases"}
+
+
+def test_dimension_mismatch_names_both_dimensions(external_store):
+    client = open_client(external_store)
+    with pytest.raises(SchemaMismatchError, match=r"384-dimensional.*768-dimensional"):
+        describe_chunk_collection(client, external_store, 768)
+
+
+def test_metric_mismatch_names_both_metrics(external_store, real_embeddings):
+    runtime = LookupRuntime(external_store.model_copy(update={"metric_type": "L2"}),
+                            embeddings=real_embeddings)
+    with pytest.raises(SchemaMismatchError, match=r"metric COSINE.*metric_type is L2"):
+        _ = runtime.layout
+
+
+def test_missing_field_names_the_setting_and_the_real_fields(external_store):
+    client = open_client(external_store)
+    with pytest.raises(SchemaMismatchError, match=r"no field 'text' \(setting content_field\)"):
+        describe_chunk_collection(client, external_store.model_copy(
+            update={"content_field": "text"}), 384)
+
+
+# --- 4. caller filters survive retries and fallbacks ----------------------------------------
+TENANT_A = {'metadata["tenant"]': "a"}
+TENANT_A_EXPR = '(metadata["tenant"] == "a")'
+
+
+def test_tenant_store_mixes_both_tenants_without_a_filter(tenant_store, real_embeddings):
+    result = run(tenant_store, real_embeddings, POOL_QUERY)
+    assert {k.split("::")[0] for k in keys(result)} == {"b"}  # only b is in "databases"
+    unscoped = run(tenant_store.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
+    assert {k.split("::")[0] for k in keys(unscoped)} == {"a", "b"}
+
+
+def _assert_tenant_a_only(result: Any) -> None:
+    attempts = result.retrieval_trace.attempts
+    assert result.found
+    assert all(k.startswith("a::") for k in keys(result)), keys(result)
+    assert all(TENANT_A_EXPR in (a.filter or "") for a in attempts)
+    answered = [a for a in attempts if a.status != "error"]
+    assert (answered[0].name, answered[0].status) == ("filtered", "empty")
+    assert answered[-1].name == "unfiltered_retry"
+    assert result.retrieval_trace.fallback_reason == "filtered_vector_no_evidence"
+
+
+@pytest.mark.parametrize("how", ["graph_input", "default_filter"])
+@pytest.mark.parametrize("mode", ["vectorstore", "sdk", "auto"])
+def test_caller_filter_is_kept_by_the_unfiltered_retry(tenant_store, real_embeddings, how, mode):
+    settings = tenant_store.model_copy(update={"mode": mode})
+    if how == "graph_input":
+        result = run(settings, real_embeddings, POOL_QUERY, filters=TENANT_A)
+    else:
+        result = run(settings.model_copy(update={"default_filter": TENANT_A}), real_embeddings,
+                     POOL_QUERY)
+    _assert_tenant_a_only(result)
+    assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
+
+
+def test_default_filter_and_graph_filter_are_both_applied(tenant_store, real_embeddings):
+    source = {"source": "databases/pgbouncer-connection-exhaustion.md"}
+    result = run(tenant_store.model_copy(update={"default_filter": TENANT_A}), real_embeddings,
+                 POOL_QUERY, filters=source)
+    _assert_tenant_a_only(result)
+    assert all('source == "databases/pgbouncer-connection-exhaustion.md"' in (a.filter or "")
+               for a in result.retrieval_trace.attempts)
+    assert {b.source for b in result.evidence_blocks} == {source["source"]}
+
+
+@pytest.mark.parametrize("failure", ["unavailable", "raises"])
+def test_path_fallback_keeps_the_caller_filter(tenant_store, real_embeddings, failure):
+    factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
+    result = run(tenant_store.model_copy(update={"mode": "auto"}), real_embeddings, POOL_QUERY,
+                 filters=TENANT_A, factories={"vectorstore": factory})
+    _assert_tenant_a_only(result)
+    assert result.retrieval_trace.path_used == "sdk"
+    assert result.retrieval_trace.attempts[1].path_fallback.startswith("vectorstore failed")
+
+
+def test_vectorstore_failing_on_the_retry_falls_back_with_filter_and_cause(tenant_store,
+                                                                          real_embeddings):
+    settings = tenant_store.model_copy(update={"mode": "auto"})
+    runtime = LookupRuntime(settings, embeddings=real_embeddings)
+    runtime._path_factories["vectorstore"] = lambda: FlakyPath(
+        VectorStorePath(settings, runtime.layout, runtime.embeddings))
+    result = build_lookup_graph(runtime=runtime).invoke(
+        {"query": POOL_QUERY, "filters": TENANT_A})["result"]
+    attempts = result.retrieval_trace.attempts
+    assert [(a.name, a.path, a.status) for a in attempts] == [
+        ("filtered", "vectorstore", "empty"),
+        ("unfiltered_retry", "vectorstore", "error"),
+        ("unfiltered_retry", "sdk", "ok"),
+    ]
+    assert "dropped the connection" in attempts[2].path_fallback
+    assert result.retrieval_trace.path_used == "sdk"
+    _assert_tenant_a_only(result)
+
+
+def test_sidecar_runs_under_the_caller_filter_too(tenant_store, real_embeddings):
+    settings = tenant_store.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True})
+    result = run(settings, real_embeddings, CRASH_QUERY, filters=TENANT_A)
+    sidecar = result.retrieval_trace.sidecar
+    assert sidecar.status == "ok"
+    assert sidecar.results
+    assert all(r["evidenceKey"].startswith("a::") for r in sidecar.results)
+
+
+# --- 5. sidecar -----------------------------------------------------------------------------
+def test_sidecar_is_off_by_default(sample, real_embeddings):
+    assert LookupSettings().sidecar_enabled is False
+    assert run(sample, real_embeddings, CRASH_QUERY).retrieval_trace.sidecar is None
+
+
+@pytest.mark.parametrize(("mode", "side"), [("vectorstore", "sdk"), ("sdk", "vectorstore")])
+def test_sidecar_compares_the_other_path(sample, real_embeddings, mode, side):
+    settings = sample.model_copy(update={"mode": mode, "sidecar_enabled": True})
+    result = run(settings, real_embeddings, POOL_QUERY)
+    report = result.retrieval_trace.sidecar
+    assert (report.status, report.path, report.k) == ("ok", side, settings.top_k)
+    assert report.overlap_at_k == 1.0  # same collection, same vector: same hits
+    assert [d["mainRank"] for d in report.rank_differences] == [
+        d["sidecarRank"] for d in report.rank_differences]
+    first = report.results[0]
+    assert {"source", "evidenceKey", "title", "breadcrumb", "category", "rank",
+            "contentPreview", "scoreLabel", "scoreValue", "similarity"} <= first.keys()
+    assert first["scoreLabel"].startswith(f"{side}:")
+    assert result.retrieval_trace.path_used == mode
+
+
+def test_failing_sidecar_leaves_the_main_result_identical(sample, real_embeddings):
+    plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, POOL_QUERY)
+    with_sidecar = run(sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True}),
+                       real_embeddings, POOL_QUERY,
+                       factories={"sdk": lambda: FailingPath("sdk", "injected: sidecar down")})
+    report = with_sidecar.retrieval_trace.sidecar
+    assert report.status == "error"
+    assert "injected: sidecar down" in report.error
+    assert scored(with_sidecar) == scored(plain)
+    assert with_sidecar.context_pack.text == plain.context_pack.text
+    assert [(a.name, a.path, a.status) for a in with_sidecar.retrieval_trace.attempts] == [
+        (a.name, a.path, a.status) for a in plain.retrieval_trace.attempts]
+
+
+def test_hanging_sidecar_times_out_and_never_blocks_the_main_path(sample, real_embeddings):
+    plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, CRASH_QUERY)
+    factory = BlockingPathFactory()
+    settings = sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True,
+                                         "sidecar_timeout_s": 0.5})
+    runtime = LookupRuntime(settings, embeddings=real_embeddings, path_factories={"sdk": factory})
+    graph = build_lookup_graph(runtime=runtime)
+    try:
+        for _ in range(2):
+            result = graph.invoke({"query": CRASH_QUERY})["result"]
+            assert result.retrieval_trace.sidecar.status == "timeout"
+            assert scored(result) == scored(plain)
+        assert not factory.finished.is_set()  # both lookups ended while the sidecar hung
+    finally:
+        factory.release.set()
+    assert factory.finished.wait(30)
+
+
+# --- 6. lookup-knowledge compare ------------------------------------------------------------
+def test_compare_shows_both_paths_side_by_side(sample, real_embeddings):
+    report = compare_paths(POOL_QUERY, sample, k=5,
+                           runtime=LookupRuntime(sample, embeddings=real_embeddings))
+    assert report["vectorstore"]["status"] == report["sdk"]["status"] == "ok"
+    assert report["overlapAtK"] == 1.0
+    assert report["sameOrder"] is True
+    assert len(report["vectorstore"]["results"]) == 5
+    assert report["vectorstore"]["results"][0]["scoreLabel"].startswith("vectorstore:hybrid")
+    text = format_comparison(report)
+    assert "vectorstore (langchain-milvus)" in text
+    assert "sdk (pymilvus)" in text
+    assert "overlap@5 = 1.00" in text
+    assert report["vectorstore"]["results"][0]["evidenceKey"] in text
+    json.dumps(report)
+
+
+def test_compare_reports_a_failing_path_and_still_shows_the_other(sample, real_embeddings):
+    runtime = LookupRuntime(sample, embeddings=real_embeddings,
+                            path_factories={"vectorstore": unavailable_vectorstore})
+    report = compare_paths(CRASH_QUERY, sample, k=3, runtime=runtime)
+    assert report["vectorstore"]["status"] == "error"
+    assert "injected" in report["vectorstore"]["error"]
+    assert report["sdk"]["status"] == "ok"
+    assert len(report["sdk"]["results"]) == 3
+    assert "overlapAtK" not in report
+    assert "ERROR" in format_comparison(report)
+
+
+def test_compare_command_is_registered_and_prints_json(sample, capsys):
+    from langchain_lookup_knowledge.cli_extra import register_extra_commands
+    from langchain_lookup_knowledge.compare import register_compare_command
+
+    assert register_compare_command in register_extra_commands()
+    parser = argparse.ArgumentParser()
+    register_compare_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["compare", *CRASH_QUERY.split(), "--uri", sample.milvus_uri,
+                              "--collection", sample.collection, "--k", "3", "--json",
+                              "--retrieval-mode", "dense"])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["query"] == CRASH_QUERY
+    assert out["retrievalMode"] == "dense"
+    assert [r["evidenceKey"] for r in out["vectorstore"]["results"]] == [
+        r["evidenceKey"] for r in out["sdk"]["results"]]
+    assert out["sdk"]["results"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"

@@ -1,0 +1,270 @@
+"""``lookup-knowledge ingest | query | demo``: outputs, exit codes, and one-line user errors.
+
+The end-to-end part ingests ../shared/data/runbooks-en once for the module (skipped where the
+shared data is absent) and asks it questions through the CLI and through the graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.cli import main
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.store.connection import close_all_clients
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from conftest import RUNBOOKS_EN, require_shared
+except ImportError:  # ... or tests/ is a package
+    from tests.conftest import RUNBOOKS_EN, require_shared
+
+CONTRACT_KEYS = {
+    "found", "evidenceStatus", "message", "evidenceBlocks", "contextPack", "retrievalTrace",
+    "rerankTrace", "relevanceLevel", "completenessHint", "l0Hints",
+}
+CRASHLOOP_QUERY = "pod keeps crashing and restarting"
+CONSOLE_SCRIPT = Path(sys.executable).with_name("lookup-knowledge")
+
+
+def run_main(argv: list[str]) -> tuple[int, str, str]:
+    """Run the CLI in this process; return (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the installed console script in a child process (what a user runs)."""
+    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [
+        sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def assert_one_line_error(stderr: str, *needles: str) -> None:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("lookup-knowledge: error: ")
+    assert "Traceback" not in stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+# --- user errors: exit 2 and one clear line -----------------------------------------------
+
+
+def test_ingest_missing_path_exits_2_with_one_line(tmp_path):
+    missing = tmp_path / "no-such-folder"
+    proc = run_script("ingest", str(missing), "--uri", str(tmp_path / "m.db"))
+    assert proc.returncode == 2
+    assert_one_line_error(proc.stderr, "knowledge folder not found", str(missing))
+    assert proc.stdout == ""
+
+
+def test_ingest_unusable_database_exits_2_with_one_line(tmp_path):
+    kb = write(tmp_path, "kb/a.md", "# A\n\nSome text.\n").parent
+    bad_uri = tmp_path / "missing-parent" / "x.db"
+    proc = run_script("ingest", str(kb), "--uri", str(bad_uri))
+    assert proc.returncode == 2
+    assert_one_line_error(proc.stderr, "does not exist", str(bad_uri.parent))
+    assert not bad_uri.parent.exists()
+
+
+def test_ingest_into_a_file_that_is_not_a_database_exits_2(tmp_path):
+    kb = write(tmp_path, "kb/a.md", "# A\n\nSome text.\n").parent
+    not_db = write(tmp_path, "notes.db", "these are my notes, not a database\n")
+    code, out, err = run_main(["ingest", str(kb), "--uri", str(not_db)])
+    assert code == 2
+    assert_one_line_error(err, "not a Milvus Lite database")
+    assert out == ""
+
+
+def test_query_without_a_question_exits_2(tmp_path):
+    code, _, err = run_main(["query", "--uri", str(tmp_path / "m.db")])
+    assert code == 2
+    assert_one_line_error(err, "no query given")
+
+
+def test_query_missing_queries_file_exits_2(tmp_path):
+    code, _, err = run_main(["query", "--queries-file", str(tmp_path / "q.txt"),
+                             "--uri", str(tmp_path / "m.db")])
+    assert code == 2
+    assert_one_line_error(err, "queries file not found")
+
+
+def test_query_before_ingest_exits_2_and_says_what_to_do(tmp_path):
+    code, out, err = run_main(["query", "disk full", "--uri", str(tmp_path / "m.db"),
+                               "--collection", "never_ingested", "--no-record"])
+    assert code == 2
+    assert_one_line_error(err, "never_ingested", "lookup-knowledge ingest")
+    assert out == ""
+
+
+def test_invalid_setting_exits_2(tmp_path):
+    code, _, err = run_main(["ingest", str(tmp_path), "--collection", "bad name!"])
+    assert code == 2
+    assert_one_line_error(err, "collection")
+
+
+# --- ingest output on a tiny folder -------------------------------------------------------
+
+
+def test_ingest_summary_names_skipped_files(tmp_path):
+    kb = tmp_path / "kb"
+    write(kb, "ops/disk.md", "---\ntitle: Disk full\n---\n# Disk full\n\nClean old logs.\n")
+    write(kb, "ops/broken.md", "---\ntitle: [oops\n---\nbody\n")
+    write(kb, "ops/empty.md", "")
+    uri = str(tmp_path / "m.db")
+    code, out, _ = run_main(["ingest", str(kb), "--uri", uri, "--collection", "tiny"])
+    assert code == 0
+    assert "3 files, 1 indexed, 0 unchanged, 2 skipped" in out
+    assert "skipped ops/broken.md: malformed YAML frontmatter" in out
+    assert "skipped ops/empty.md: empty file" in out
+
+    (kb / "ops" / "disk.md").unlink()
+    code, out, _ = run_main(["ingest", str(kb), "--uri", uri, "--collection", "tiny", "--prune",
+                             "--json"])
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["pruned"] == ["ops/disk.md"]
+    assert summary["totalChunks"] == 0
+    assert {s["source"] for s in summary["skipped"]} == {"ops/broken.md", "ops/empty.md"}
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+
+def test_demo_ingests_sample_kb_and_answers(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(tmp_path / "data"))
+    code, out, _ = run_main(["demo", CRASHLOOP_QUERY])
+    assert code == 0
+    assert "into 'lookup_demo'" in out
+    assert "0 skipped" in out
+    assert f"Q: {CRASHLOOP_QUERY}" in out
+    first_block = next(line for line in out.splitlines() if line.strip().startswith("1. "))
+    assert "kubernetes/pod-crashloopbackoff.md" in first_block
+    assert (tmp_path / "data" / "milvus.db").exists()
+    assert (tmp_path / "data" / "invocations.sqlite3").exists()
+
+
+# --- end to end on ../shared/data/runbooks-en ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runbooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """runbooks-en ingested once through ``lookup-knowledge ingest --json``."""
+    source = require_shared(RUNBOOKS_EN)
+    root = tmp_path_factory.mktemp("runbooks_cli")
+    uri = str(root / "milvus.db")
+    code, out, err = run_main(["ingest", str(source), "--uri", uri, "--collection", "runbooks",
+                               "--json"])
+    assert code == 0, err
+    yield {"uri": uri, "summary": json.loads(out), "root": root, "source": source}
+    close_all_clients()
+
+
+def runbooks_args(runbooks: dict[str, Any]) -> list[str]:
+    return ["--uri", runbooks["uri"], "--collection", "runbooks"]
+
+
+@pytest.mark.shared_data
+def test_runbooks_ingest_summary(runbooks):
+    summary = runbooks["summary"]
+    markdown = sorted(p for p in runbooks["source"].rglob("*.md"))
+    assert summary["files"] == len(markdown)
+    assert summary["indexed"] + len(summary["skipped"]) == summary["files"]
+    assert summary["indexed"] > 100
+    # Hugo section pages (_index.md) have only frontmatter: named, with the reason.
+    for skipped in summary["skipped"]:
+        assert skipped["source"].endswith("_index.md")
+        assert skipped["reason"] == "no content after the frontmatter"
+    assert summary["chunksWritten"] == summary["totalChunks"] > summary["indexed"]
+
+
+@pytest.mark.shared_data
+def test_runbooks_unchanged_reingest_writes_nothing(runbooks):
+    code, out, _ = run_main(["ingest", str(runbooks["source"]), *runbooks_args(runbooks),
+                             "--json"])
+    assert code == 0
+    again = json.loads(out)
+    assert again["chunksWritten"] == 0
+    assert again["indexed"] == 0
+    assert again["unchanged"] == runbooks["summary"]["indexed"]
+    assert again["totalChunks"] == runbooks["summary"]["totalChunks"]
+
+
+@pytest.mark.shared_data
+def test_runbooks_crashloop_question_finds_kubepodcrashlooping_first(runbooks, real_embeddings):
+    settings = LookupSettings(
+        data_dir=runbooks["root"], milvus_uri=runbooks["uri"], collection="runbooks",
+        record_invocations=False,
+    )
+    result = build_lookup_graph(settings, embeddings=real_embeddings).invoke(
+        {"query": CRASHLOOP_QUERY})["result"]
+    assert result.found
+    assert result.evidence_blocks[0].source == "kubernetes/KubePodCrashLooping.md"
+    assert result.context_pack.included_sources[0] == "kubernetes/KubePodCrashLooping.md"
+
+
+@pytest.mark.shared_data
+def test_query_json_prints_one_contract_object_per_query(runbooks, tmp_path):
+    queries = tmp_path / "questions.jsonl"
+    queries.write_text(json.dumps({"q": "etcd fsync is slow", "rel": ["x"]}) + "\n\n",
+                       encoding="utf-8")
+    code, out, _ = run_main(["query", CRASHLOOP_QUERY, "recipe for chocolate cake",
+                             "--queries-file", str(queries), *runbooks_args(runbooks),
+                             "--json", "--no-record"])
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 3
+    objects = [json.loads(line) for line in lines]
+    for obj in objects:
+        assert set(obj) >= CONTRACT_KEYS
+        assert "evidence_blocks" not in obj  # camelCase on the wire
+        for block in obj["evidenceBlocks"]:
+            assert {"evidenceKey", "source", "retrievalLayer", "hitReasons"} <= set(block)
+        assert {"attempts", "selectedAttempt", "fallbackReason"} <= set(obj["retrievalTrace"])
+    crash, cake, etcd = objects
+    assert crash["query"] == CRASHLOOP_QUERY
+    assert crash["evidenceBlocks"][0]["source"] == "kubernetes/KubePodCrashLooping.md"
+    assert cake["relevanceLevel"] != "high"
+    assert etcd["query"] == "etcd fsync is slow"
+    assert etcd["evidenceBlocks"][0]["source"].startswith("etcd/")
+
+
+@pytest.mark.shared_data
+def test_query_readable_output_and_recording(runbooks, tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_INVOCATION_DB_URL",
+                       f"sqlite:///{tmp_path / 'records.sqlite3'}")
+    code, out, _ = run_main(["query", CRASHLOOP_QUERY, *runbooks_args(runbooks)])
+    assert code == 0
+    assert out.startswith(f"Q: {CRASHLOOP_QUERY}\n")
+    assert "found=True" in out
+    assert "1. kubernetes/KubePodCrashLooping.md" in out
+    from langchain_lookup_knowledge.recording import SqlInvocationRecorder
+
+    rows = SqlInvocationRecorder(f"sqlite:///{tmp_path / 'records.sqlite3'}").rows()
+    assert [r["query"] for r in rows] == [CRASHLOOP_QUERY]

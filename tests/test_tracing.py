@@ -1,0 +1,169 @@
+"""The run tree of a lookup, collected offline: the tool run (with compact per-call metadata), the
+pipeline graph run, one named run per node, and the L1 search as a retriever run with documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.tracers.langchain import LangChainTracer
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+from langchain_core.tracers.schemas import Run
+
+from langchain_lookup_knowledge import LookupRuntime, build_lookup_graph
+from langchain_lookup_knowledge import create_lookup_knowledge_tool as make_tool
+
+try:
+    from agent_fakes import FailingPath, failing_graph
+except ImportError:  # pragma: no cover - run from the repo root as a package
+    from tests.agent_fakes import FailingPath, failing_graph
+
+PIPELINE_NODES = {"transform_query", "retrieve_vectorstore", "retrieve_sdk", "retry_unfiltered",
+                  "postprocess", "pack_context", "assemble_result", "record_invocation"}
+
+
+def call(query: str) -> dict:
+    return {"type": "tool_call", "id": "t1", "name": "lookup_knowledge", "args": {"query": query}}
+
+
+def walk(run: Run) -> list[Run]:
+    out = [run]
+    for child in run.child_runs:
+        out.extend(walk(child))
+    return out
+
+
+def children(run: Run, name: str) -> list[Run]:
+    return [c for c in run.child_runs if c.name == name]
+
+
+@pytest.fixture(scope="module")
+def kb_settings(sample_kb_store, tmp_path_factory):
+    db = tmp_path_factory.mktemp("trace_records") / "records.sqlite3"
+    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
+
+
+def tool_run_of(collector: RunCollectorCallbackHandler) -> Run:
+    (root,) = collector.traced_runs
+    assert root.name == "lookup_knowledge"
+    assert root.run_type == "tool"
+    return root
+
+
+def assert_main_tree(root: Run, artifact: dict[str, Any]) -> None:
+    (pipeline,) = children(root, "lookup_pipeline")
+    node_names = [c.name for c in pipeline.child_runs]
+    assert node_names[0] == "transform_query"
+    assert node_names[-4:] == ["postprocess", "pack_context", "assemble_result",
+                               "record_invocation"]
+    (retrieve,) = children(pipeline, "retrieve_vectorstore")
+    (search,) = children(retrieve, "l1_search_vectorstore")
+    assert search.run_type == "retriever"
+    assert search.inputs["query"] == artifact["query"]
+    docs = search.outputs["documents"]
+    assert docs
+    assert all(isinstance(d, Document) and d.metadata["evidence_key"] for d in docs)
+    assert artifact["evidenceBlocks"][0]["evidenceKey"] in {d.metadata["evidence_key"]
+                                                            for d in docs}
+    assert search.extra["metadata"]["l1_path"] == "vectorstore"
+    # Compact per-call details on the tool run itself, next to its static metadata.
+    meta = root.extra["metadata"]
+    assert meta["lookup_collection"] == "sample_kb"
+    assert meta["lookup_found"] is True
+    assert meta["lookup_path"] == "vectorstore"
+    assert meta["lookup_sources"] == list(dict.fromkeys(b["source"]
+                                                        for b in artifact["evidenceBlocks"]))
+    assert meta["lookup_final_count"] == len(artifact["evidenceBlocks"])
+    assert meta["lookup_recording"] == "ok"
+    assert meta["lookup_invocation_id"] == artifact["retrievalTrace"]["recording"]["id"]
+    assert meta["lookup_latency_ms"] == artifact["retrievalTrace"]["timingsMs"]["total"]
+
+
+def test_tool_run_tree_has_node_runs_and_a_retriever_run(kb_settings, real_embeddings):
+    collector = RunCollectorCallbackHandler()
+    msg = make_tool(kb_settings, embeddings=real_embeddings).invoke(
+        call("etcd is slow and the API server times out"), config={"callbacks": [collector]})
+    assert_main_tree(tool_run_of(collector), msg.artifact)
+
+
+async def test_async_tool_run_tree_is_the_same(kb_settings, real_embeddings):
+    collector = RunCollectorCallbackHandler()
+    msg = await make_tool(kb_settings, embeddings=real_embeddings).ainvoke(
+        call("etcd is slow and the API server times out"), config={"callbacks": [collector]})
+    assert_main_tree(tool_run_of(collector), msg.artifact)
+
+
+def test_fallback_and_retry_are_named_runs(kb_settings, real_embeddings):
+    """The vectorstore path fails (fake) -> retrieve_sdk; a filtered attempt under an
+    unreachable reference threshold -> retry_unfiltered: every node of the graph shows."""
+    settings = kb_settings.model_copy(update={"reference_threshold": 0.99,
+                                              "record_invocations": False})
+    runtime = LookupRuntime(settings, embeddings=real_embeddings,
+                            path_factories={"vectorstore": lambda: FailingPath("vectorstore")})
+    tool = make_tool(settings, graph=build_lookup_graph(runtime=runtime))
+    collector = RunCollectorCallbackHandler()
+    msg = tool.invoke(call("redis memory eviction"), config={"callbacks": [collector]})
+    assert msg.status == "success"
+    root = tool_run_of(collector)
+    (pipeline,) = children(root, "lookup_pipeline")
+    assert {c.name for c in pipeline.child_runs} >= PIPELINE_NODES
+    (failed,) = children(children(pipeline, "retrieve_vectorstore")[0], "l1_search_vectorstore")
+    assert failed.run_type == "retriever"
+    assert "injected outage" in (failed.error or "")
+    for node in ("retrieve_sdk", "retry_unfiltered"):
+        (search,) = children(children(pipeline, node)[0], "l1_search_sdk")
+        assert search.run_type == "retriever"
+        assert search.outputs["documents"]
+    retry = children(children(pipeline, "retry_unfiltered")[0], "l1_search_sdk")[0]
+    assert retry.extra["metadata"]["filter"] == ""  # the L0 category filter was dropped
+    meta = root.extra["metadata"]
+    assert meta["lookup_fallback_reason"] == "filtered_vector_low_quality"
+    assert meta["lookup_attempts"][0] == "filtered@vectorstore:error"
+    assert meta["lookup_attempts"][1].startswith("filtered@sdk:low_quality")
+    assert meta["lookup_recording"] == "disabled"
+
+
+def test_failed_lookup_tool_run_carries_the_failure(kb_settings, real_embeddings):
+    collector = RunCollectorCallbackHandler()
+    tool = make_tool(kb_settings, graph=failing_graph(kb_settings, real_embeddings))
+    msg = tool.invoke(call("node is NotReady"), config={"callbacks": [collector]})
+    assert msg.status == "error"
+    meta = tool_run_of(collector).extra["metadata"]
+    assert meta["lookup_found"] is False
+    assert [a.split("@")[1] for a in meta["lookup_attempts"]] == ["vectorstore:error",
+                                                                  "sdk:error"]
+
+
+class CapturingLangSmithClient:
+    """FAKE LangSmith client: keeps the create/update payloads ``LangChainTracer`` sends."""
+
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+        self.updated: list[dict[str, Any]] = []
+
+    def create_run(self, **kwargs: Any) -> None:
+        self.created.append(kwargs)
+
+    def update_run(self, **kwargs: Any) -> None:
+        self.updated.append(kwargs)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embeddings):
+    client = CapturingLangSmithClient()
+    tracer = LangChainTracer(client=client, project_name="offline")  # type: ignore[arg-type]
+    make_tool(kb_settings, embeddings=real_embeddings).invoke(
+        call("TLS certificate expired"), config={"callbacks": [tracer]})
+    tracer.wait_for_futures()
+    (start,) = [r for r in client.created if r["name"] == "lookup_knowledge"]
+    (end,) = [r for r in client.updated if r["name"] == "lookup_knowledge"]
+    assert "lookup_found" not in start["extra"]["metadata"]  # unknown when the run starts
+    assert end["extra"]["metadata"]["lookup_found"] is True
+    assert "networking/tls-certificate-expiry.md" in end["extra"]["metadata"]["lookup_sources"]
+    (search,) = [r for r in client.updated if r["run_type"] == "retriever"]
+    assert search["outputs"]["documents"]
+    assert search["parent_run_id"] in {r["run_id"] for r in client.updated
+                                       if r["name"] == "retrieve_vectorstore"}
