@@ -31,7 +31,8 @@ from langchain_lookup_knowledge.ingest import ingest_folder
 
 kb, db, marker = sys.argv[1:4]
 settings = LookupSettings(data_dir=Path(db).parent, milvus_uri=db, collection="crash_kb",
-                          insert_batch_size=16, record_invocations=False)
+                          chunk_size=200, chunk_overlap=20, insert_batch_size=16,
+                          record_invocations=False)
 
 def progress(source, done, total):
     Path(marker).write_text(f"{done} {total}")
@@ -43,14 +44,14 @@ TOPICS = ["disk", "memory", "network", "certificate", "queue", "replica", "dns",
 
 
 def generate_kb(root: Path) -> Path:
-    """300 runbooks in 6 categories; every third one long enough for several chunks."""
+    """300 short runbooks in 6 categories; every third one has 4 chunks (of 200 characters)."""
     kb = root / "kb"
     for i in range(FILES):
         topic = TOPICS[i % len(TOPICS)]
         category = f"cat{i % 6}"
-        sections = 6 if i % 3 == 0 else 1
+        sections = 4 if i % 3 == 0 else 1
         body = "\n\n".join(
-            f"## Step {s}\n" + f"Check the {topic} of service {i} (step {s}). " * 12
+            f"## Step {s}\n" + f"Check the {topic} of service {i} (step {s}). " * 3
             for s in range(sections)
         )
         path = kb / category / f"runbook-{i:03d}.md"
@@ -61,7 +62,7 @@ def generate_kb(root: Path) -> Path:
 
 
 def store_state(settings: LookupSettings) -> tuple[list[str], Counter, dict[str, int]]:
-    """(evidence keys in the chunk collection, chunks per source, catalog chunk_count per source)."""
+    """(chunk evidence keys, chunks per source, catalog chunk_count per source)."""
     client = open_client(settings)
     ensure_loaded(client, settings.collection)
     rows = client.query(settings.collection, filter='pk != ""', output_fields=["pk", "source"],
@@ -79,7 +80,7 @@ def kill_midway(kb: Path, db: Path, marker: Path) -> str:
     try:
         while proc.poll() is None:
             text = marker.read_text() if marker.exists() else ""
-            if text and text != "finished" and int(text.split()[0]) >= 60:
+            if text and text != "finished" and int(text.split()[0]) >= 40:
                 break
             time.sleep(0.05)
         assert proc.poll() is None, f"ingest ended before the kill: {proc.stderr.read()}"
@@ -96,7 +97,8 @@ def kill_midway(kb: Path, db: Path, marker: Path) -> str:
 def test_sigkilled_ingest_rerun_matches_a_clean_ingest(tmp_path, real_embeddings):
     kb = generate_kb(tmp_path)
     crashed = LookupSettings(data_dir=tmp_path, milvus_uri=str(tmp_path / "crashed.db"),
-                             collection=COLLECTION, record_invocations=False)
+                             collection=COLLECTION, chunk_size=200, chunk_overlap=20,
+                             record_invocations=False)
     clean = crashed.model_copy(update={"milvus_uri": str(tmp_path / "clean.db")})
 
     progress = kill_midway(kb, Path(crashed.resolved_milvus_uri), tmp_path / "progress")

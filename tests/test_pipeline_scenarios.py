@@ -385,9 +385,15 @@ def test_filtered_no_evidence_retries_without_filter(store, fake):
     assert keys(result)[0] == "network/dns-delta.md#0"
 
 
-def test_filtered_low_quality_retries_without_filter(store, fake):
-    result = lookup(store, fake, "gamma lowvault")
+@pytest.mark.parametrize(
+    ("mode", "retrieval_mode"),
+    [("auto", "hybrid"), ("sdk", "hybrid"), ("vectorstore", "dense"), ("sdk", "dense")],
+)
+def test_filtered_low_quality_retries_without_filter(store, fake, mode, retrieval_mode):
+    result = lookup(store, fake, "gamma lowvault", mode=mode, retrieval_mode=retrieval_mode)
     trace = result.retrieval_trace
+    assert trace.path_used == ("sdk" if mode == "sdk" else "vectorstore")
+    assert trace.retrieval_mode == retrieval_mode
     first, retry = trace.attempts
     assert first.name == "filtered"
     assert first.status == "low_quality"

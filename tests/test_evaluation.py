@@ -1,0 +1,181 @@
+"""``lookup-knowledge eval beir | queries`` and ``bench``: metrics on hand-checked cases, then
+each command end to end through ``main()`` with ``--json`` on the sample knowledge base.
+
+No figure is asserted against a time; quality assertions are loose floors a working pipeline
+clears by far on the sample KB (a broken ranking would not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_lookup_knowledge.cli import main
+from langchain_lookup_knowledge.evaluation.metrics import (
+    aggregate,
+    mrr_at_k,
+    ndcg_at_k,
+    percentile,
+    recall_at_k,
+)
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from conftest import SAMPLE_KB
+except ImportError:  # ... or tests/ is a package
+    from tests.conftest import SAMPLE_KB
+
+QUESTIONS = SAMPLE_KB.parent / "sample_kb_questions.jsonl"
+
+
+def run_json(argv: list[str]) -> dict[str, Any]:
+    """Run the CLI in this process with ``--json``; the last stdout line is the report."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*argv, "--json", "--no-progress"])
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+# --- metrics ------------------------------------------------------------------------------
+
+
+def test_ndcg_matches_hand_computed_values():
+    # DCG = 1/log2(2) + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3)
+    assert ndcg_at_k(["a", "x", "b"], {"a": 1, "b": 1}, 10) == pytest.approx(
+        1.5 / (1 + 1 / math.log2(3)))
+    assert ndcg_at_k(["a", "b"], {"a": 1, "b": 1}, 10) == pytest.approx(1.0)
+    assert ndcg_at_k(["x", "y"], {"a": 1}, 10) == 0.0
+    # graded: the grade-2 document first is ideal; swapped is not
+    assert ndcg_at_k(["b", "a"], {"a": 1, "b": 2}, 10) == pytest.approx(1.0)
+    swapped = (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3))
+    assert ndcg_at_k(["a", "b"], {"a": 1, "b": 2}, 10) == pytest.approx(swapped)
+
+
+def test_cut_applies_to_ranked_entries_and_repeats_count_once():
+    # two chunks of "a" fill the first two places: "b" at place 3 is outside @2
+    assert recall_at_k(["a", "a", "b"], {"a": 1, "b": 1}, 2) == 0.5
+    assert recall_at_k(["a", "a", "b"], {"a": 1, "b": 1}, 3) == 1.0
+    assert mrr_at_k(["x", "x", "a"], {"a": 1}, 10) == 0.5  # documents: x, a
+    assert mrr_at_k(["x", "y", "a"], {"a": 1}, 2) == 0.0
+    assert recall_at_k(["a"], {"a": 0, "b": 1}, 10) == 0.0  # grade 0 is not relevant
+
+
+def test_aggregate_averages_judged_queries_and_scores_missing_rankings_zero():
+    rankings = {"q1": ["a", "b"], "q2": ["c"]}
+    qrels = {"q1": {"a": 1}, "q2": {"d": 1}, "q3": {"e": 1}, "q4": {"f": 0}}
+    scores = aggregate(rankings, qrels, ["recall@1", "mrr@10"])
+    assert scores == {"recall@1": pytest.approx(1 / 3), "mrr@10": pytest.approx(1 / 3)}
+    with pytest.raises(ValueError, match="unknown metric"):
+        aggregate(rankings, qrels, ["precision@5"])
+
+
+def test_percentile_interpolates():
+    assert percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 95) == pytest.approx(4.8)
+    assert percentile([], 50) == 0.0
+
+
+# --- eval queries -------------------------------------------------------------------------
+
+
+def test_eval_queries_scores_the_pipeline_and_bare_baselines(sample_kb_store):
+    report = run_json(["eval", "queries", str(QUESTIONS), "--uri",
+                       str(sample_kb_store.milvus_uri), "--collection", sample_kb_store.collection,
+                       "--kb", str(SAMPLE_KB)])
+    assert report["questions"] == 12
+    for key in ("recall@5", "recall@10", "mrr@10", "ndcg@10"):
+        assert 0.0 <= report[key] <= 1.0
+        for kind in ("dense", "hybrid"):
+            assert 0.0 <= report["baselines"][kind][key] <= 1.0
+    assert report["recall@10"] >= report["recall@5"]
+    assert report["recall@5"] >= 0.6  # the sample questions are answerable
+    assert report["pipeline"]["timing"]["p50_ms"] > 0
+    assert report["recall@5_vs_dense"] == pytest.approx(
+        report["recall@5"] - report["baselines"]["dense"]["recall@5"], abs=1e-3)
+
+
+def test_eval_queries_names_a_bad_questions_file(sample_kb_store, tmp_path: Path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"q": "disk full"}\n', encoding="utf-8")
+    code = main(["eval", "queries", str(bad), "--uri", str(sample_kb_store.milvus_uri),
+                 "--collection", sample_kb_store.collection])
+    assert code == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
+
+
+# --- eval beir ----------------------------------------------------------------------------
+
+
+def write_beir_from_sample_kb(folder: Path) -> int:
+    """A BEIR folder: one corpus document per sample runbook, the sample questions as queries."""
+    from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
+
+    (folder / "qrels").mkdir(parents=True)
+    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as corpus:
+        for path in iter_markdown_files(SAMPLE_KB):
+            doc = load_document(path, SAMPLE_KB, 1_000_000)
+            corpus.write(json.dumps({"_id": path.stem, "title": doc.title,  # type: ignore[union-attr]
+                                     "text": doc.body}) + "\n")  # type: ignore[union-attr]
+    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    with (folder / "queries.jsonl").open("w", encoding="utf-8") as queries:
+        for i, row in enumerate(rows):
+            queries.write(json.dumps({"_id": f"q{i}", "text": row["q"]}) + "\n")
+    lines = ["query-id\tcorpus-id\tscore"] + [
+        f"q{i}\t{rel}\t1" for i, row in enumerate(rows) for rel in row["rel"]]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(rows)
+
+
+def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path: Path):
+    folder = tmp_path / "sample-beir"
+    n_queries = write_beir_from_sample_kb(folder)
+    uri = str(tmp_path / "beir.db")
+    first = run_json(["eval", "beir", str(folder), "--uri", uri])
+    assert first["queries"] == n_queries and first["corpus"] == 18
+    assert first["cached"] is False
+    for key in ("ndcg@10", "recall@100", "mrr@10", "recall@10"):
+        assert 0.0 <= first[key] <= 1.0
+        for kind in ("dense", "bm25"):
+            assert 0.0 <= first["baselines"][kind][key] <= 1.0
+    assert first["recall@100"] >= first["recall@10"]
+    assert first["ndcg@10"] >= 0.5  # a broken ranking scores far lower on this small set
+    assert first["collection"].startswith("beir_")
+
+    again = run_json(["eval", "beir", str(folder), "--uri", uri, "--limit", "3"])
+    assert again["cached"] is True and again["queries"] == 3
+    assert again["collection"] == first["collection"]
+    assert again["baselines"]["dense"]["cached"] is True
+
+
+def test_eval_beir_names_a_missing_file(tmp_path: Path, capsys):
+    (tmp_path / "corpus.jsonl").write_text("", encoding="utf-8")
+    code = main(["eval", "beir", str(tmp_path), "--uri", str(tmp_path / "x.db")])
+    assert code == 2
+    assert "queries.jsonl" in capsys.readouterr().err
+
+
+# --- bench --------------------------------------------------------------------------------
+
+
+def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_path: Path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(QUESTIONS.read_text(encoding="utf-8").splitlines()[:3]),
+                         encoding="utf-8")
+    report = run_json(["bench", "--uri", str(sample_kb_store.milvus_uri), "--collection",
+                       sample_kb_store.collection, "--rounds", "3", "--queries-file",
+                       str(questions)])
+    for key in ("lookup_p50_ms", "bare_p50_ms", "lookup_vs_bare_p50_ratio",
+                "retry_vs_bare_p50_ratio", "lookup_cached_p50_ms", "ingest_chunks_per_s",
+                "bare_ingest_chunks_per_s", "peak_rss_mb"):
+        assert isinstance(report[key], int | float) and report[key] > 0, key
+    assert report["latency"]["lookup"]["n"] == 9  # 3 questions x 3 rounds
+    # the forced retry really retried (every measured retry lookup went through the retry node)
+    assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0
+    # this process holds the Milvus Lite database, so a fresh process could not open it
+    assert "skipped" in report["cold_start"]
