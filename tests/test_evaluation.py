@@ -164,6 +164,9 @@ def test_eval_beir_names_a_missing_file(tmp_path: Path, capsys):
 
 
 def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_path: Path):
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    open_client(sample_kb_store)  # held by this process: the cold-start child must be skipped
     questions = tmp_path / "q.jsonl"
     questions.write_text("\n".join(QUESTIONS.read_text(encoding="utf-8").splitlines()[:3]),
                          encoding="utf-8")

@@ -308,7 +308,8 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
 # Faults: Milvus
 # --------------------------------------------------------------------------------------------
 
-def test_locked_lite_database_says_locked_by_another_process(settings, tmp_path):
+def test_locked_lite_database_says_locked_by_another_process(settings, real_embeddings,
+                                                             tmp_path):
     db = Path(settings.resolved_milvus_uri)
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -317,7 +318,15 @@ def test_locked_lite_database_says_locked_by_another_process(settings, tmp_path)
         with pytest.raises(StoreUnavailableError, match="locked by another process"):
             open_client(settings)
         proc = run_cli("ingest", str(kb), "--uri", str(db), data_dir=tmp_path)
+        tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+        message = tool.invoke(tool_call("disk full"))
     assert_one_line_error(proc, "locked by another process", str(db))
+    assert message.status == "error"
+    assert message.content.startswith("Knowledge retrieval unavailable")
+    assert "locked by another process" in message.content
+    rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows()
+    assert len(rows) == 1
+    assert "locked by another process" in rows[0]["error"]
 
 
 def test_missing_folder_and_wrong_paths_give_clear_messages(tmp_path):

@@ -49,7 +49,7 @@ def assert_no_secret(surfaces: dict[str, str]) -> None:
 
 
 def run_texts(collector: RunCollectorCallbackHandler) -> str:
-    return "\n".join(run.json() for run in collector.traced_runs)
+    return "\n".join(run.model_dump_json() for run in collector.traced_runs)
 
 
 def records_text(settings: LookupSettings) -> str:

@@ -146,6 +146,27 @@ class BareStore:
             client.drop_collection(self.collection)
 
 
+class SharedDocumentVectors(Embeddings):
+    """``inner`` with document vectors remembered by text, so two bare stores built from the
+    same chunks embed them once. Queries pass straight through (the bare stores have no
+    query cache)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self._vectors: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of ``texts``; only texts not seen before reach the model."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self.inner.embed_documents(missing), strict=True))
+        return [self._vectors[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """The model's query vector (never cached)."""
+        return self.inner.embed_query(text)
+
+
 def progress_enabled(show: bool | None) -> bool:
     """Progress bars on a terminal unless told otherwise."""
     return sys.stderr.isatty() if show is None else show

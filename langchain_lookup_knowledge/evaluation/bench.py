@@ -112,6 +112,13 @@ def _lite_db_busy(settings: LookupSettings) -> bool:
     return path.is_dir() and _lite_lock_holder(path)
 
 
+def _wait_until_free(settings: LookupSettings, timeout_s: float = 60.0) -> None:
+    """A child's Milvus Lite server can outlive the child briefly; wait for its lock."""
+    deadline = time.monotonic() + timeout_s
+    while _lite_db_busy(settings) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def _child_maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
 
@@ -132,6 +139,7 @@ def cold_start(settings: LookupSettings, query: str, script: str) -> dict[str, A
         seconds = time.perf_counter() - start
         proc.stdout.read()
         proc.wait(timeout=300)
+        _wait_until_free(settings)
         errors.seek(0)
         err = errors.read()
     if proc.returncode != 0 or not line.strip():
@@ -268,6 +276,7 @@ def run_bench(
         report["cold_start"] = {"lookup": cold_start(settings, questions[0], _CHILD_TOOL),
                                 "bare": cold_start(settings, questions[0], _CHILD_BARE),
                                 "peak_rss_mb": round(_child_maxrss_mb(), 1)}
+        _wait_until_free(settings)
     report["cold_start_s"] = (report.get("cold_start", {}).get("lookup") or {}).get("seconds")
     report["bare_cold_start_s"] = (report.get("cold_start", {}).get("bare") or {}).get("seconds")
 

@@ -21,6 +21,7 @@ from langchain_core.documents import Document
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.baseline import (
     BareStore,
+    SharedDocumentVectors,
     bm25_analyzer_params,
     progress_enabled,
 )
@@ -135,9 +136,10 @@ def run_queries(
         key = short_hash(*(d.page_content for d in docs), embedder_fingerprint(settings),
                          f"{settings.chunk_size}/{settings.chunk_overlap}")
         analyzer = bm25_analyzer_params([d.page_content for d in docs])
+        shared = SharedDocumentVectors(embedder.inner)
         for kind in ("dense", "hybrid"):
             store = BareStore(settings, f"bare_{key}_{kind}", kind,  # type: ignore[arg-type]
-                              embedder.inner, analyzer_params=analyzer)
+                              shared, analyzer_params=analyzer)
             start = time.perf_counter()
             written = store.fill(docs, ids, progress=progress)
             ingest_s = round(time.perf_counter() - start, 2)
