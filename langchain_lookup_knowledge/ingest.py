@@ -35,13 +35,22 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     embedding_text,
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
-from langchain_lookup_knowledge.knowledge.loader import SkippedFile, iter_markdown_files, load_document
+from langchain_lookup_knowledge.knowledge.loader import (
+    SkippedFile,
+    iter_markdown_files,
+    load_document,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import delete_entries, load_catalog, upsert_entries
+from langchain_lookup_knowledge.store.catalog_store import (
+    delete_entries,
+    load_catalog,
+    upsert_entries,
+)
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import and_exprs, condition
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
+    describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
 )
@@ -181,10 +190,6 @@ def ingest_folder(
     root = root.resolve()
     report = IngestReport(path=str(root), collection=settings.collection)
 
-    _create_default_data_dir(settings)
-    client = open_client(settings)
-    embedder = embeddings or build_embeddings(settings)
-
     files = list(iter_markdown_files(root))
     report.files_seen = len(files)
     docs: list[KnowledgeDocument] = []
@@ -192,44 +197,13 @@ def ingest_folder(
         loaded = load_document(file, root, settings.max_file_bytes)
         if isinstance(loaded, SkippedFile):
             report.skipped.append(loaded)
-            logger.warning("skipped %s: %s", loaded.source, loaded.reason)
+            logger.info("skipped %s: %s", loaded.source, loaded.reason)
         else:
             docs.append(loaded)
-
-    dimension = len(embedder.embed_query("dimension probe"))
-    # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
-    analyzer = choose_analyzer(settings, docs)
-    layout = ensure_chunk_collection(client, settings, dimension, analyzer)
-    report.bm25 = layout.has_bm25
-    catalog_name = ensure_catalog_collection(client, settings)
-    known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
-
-    changed = [d for d in docs if known.get(d.source) is None
-               or known[d.source].content_hash != d.content_hash]
-    report.unchanged = [d.source for d in docs if d not in changed]
-    enabled = sys.stderr.isatty() if show_progress is None else show_progress
-    progress = _Progress(len(changed), enabled, on_progress)
-    try:
-        _write_documents(client, settings, layout, catalog_name, changed, embedder, report, progress)
-    finally:
-        progress.close()
-
-    if prune:
-        present = {d.source for d in docs} | {s.source for s in report.skipped}
-        gone = sorted(set(known) - present)
-        for source in gone:
-            client.delete(layout.name, filter=condition(layout.source_ref(), source))
-        delete_entries(client, catalog_name, gone)
-        report.pruned = gone
-        # Chunks left by a run killed before a new document's catalog entry was written.
-        if present:
-            orphan_expr = f"not ({condition(layout.source_ref(), sorted(present))})"
-            client.delete(layout.name, filter=orphan_expr)
-    client.flush(layout.name)
-    client.flush(catalog_name)
-    report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
-    report.seconds = time.perf_counter() - started
-    return report
+    present = {d.source for d in docs} | {s.source for s in report.skipped}
+    return _ingest(docs, settings, report, started, embeddings=embeddings,
+                   show_progress=show_progress, on_progress=on_progress,
+                   prune_to=present if prune else None)
 
 
 def ingest_documents(
@@ -248,22 +222,59 @@ def ingest_documents(
     settings = settings or LookupSettings()
     started = time.perf_counter()
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
+    return _ingest(docs, settings, report, started, embeddings=embeddings,
+                   show_progress=show_progress, on_progress=on_progress, prune_to=None)
+
+
+def _ingest(
+    docs: Sequence[KnowledgeDocument],
+    settings: LookupSettings,
+    report: IngestReport,
+    started: float,
+    *,
+    embeddings: Embeddings | None,
+    show_progress: bool | None,
+    on_progress: ProgressCallback | None,
+    prune_to: set[str] | None,
+) -> IngestReport:
+    """The write path shared by folders and in-memory documents."""
     _create_default_data_dir(settings)
     client = open_client(settings)
-    embedder = embeddings or build_embeddings(settings)
-    dimension = len(embedder.embed_query("dimension probe"))
-    layout = ensure_chunk_collection(client, settings, dimension, choose_analyzer(settings, docs))
-    report.bm25 = layout.has_bm25
     catalog_name = ensure_catalog_collection(client, settings)
-    known = {entry.source: entry.content_hash for entry in load_catalog(client, catalog_name)}
-    changed = [d for d in docs if known.get(d.source) != d.content_hash]
-    report.unchanged = [d.source for d in docs if known.get(d.source) == d.content_hash]
-    enabled = sys.stderr.isatty() if show_progress is None else show_progress
-    progress = _Progress(len(changed), enabled, on_progress)
-    try:
-        _write_documents(client, settings, layout, catalog_name, changed, embedder, report, progress)
-    finally:
-        progress.close()
+    known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
+    changed = [d for d in docs if known.get(d.source) is None
+               or known[d.source].content_hash != d.content_hash]
+    changed_sources = {d.source for d in changed}
+    report.unchanged = [d.source for d in docs if d.source not in changed_sources]
+
+    if changed or not client.has_collection(settings.collection):
+        # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
+        embedder = embeddings or build_embeddings(settings)
+        dimension = len(embedder.embed_query("dimension probe"))
+        # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
+        layout = ensure_chunk_collection(client, settings, dimension,
+                                         choose_analyzer(settings, docs))
+        enabled = sys.stderr.isatty() if show_progress is None else show_progress
+        progress = _Progress(len(changed), enabled, on_progress)
+        try:
+            _write_documents(client, settings, layout, catalog_name, changed, embedder, report,
+                             progress)
+        finally:
+            progress.close()
+    else:
+        layout = describe_chunk_collection(client, settings, None)
+    report.bm25 = layout.has_bm25
+
+    if prune_to is not None:
+        gone = sorted(set(known) - prune_to)
+        for source in gone:
+            client.delete(layout.name, filter=condition(layout.source_ref(), source))
+        delete_entries(client, catalog_name, gone)
+        report.pruned = gone
+        # Chunks left by a run killed before a new document's catalog entry was written.
+        if prune_to:
+            orphan_expr = f"not ({condition(layout.source_ref(), sorted(prune_to))})"
+            client.delete(layout.name, filter=orphan_expr)
     client.flush(layout.name)
     client.flush(catalog_name)
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))

@@ -312,6 +312,16 @@ def test_both_paths_give_the_same_candidate_shape(sample, real_embeddings, retri
         assert a.content
 
 
+@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+async def test_async_lookup_matches_the_sync_one(sample, real_embeddings, mode):
+    settings = sample.model_copy(update={"mode": mode})
+    graph = build_lookup_graph(runtime=LookupRuntime(settings, embeddings=real_embeddings))
+    sync = graph.invoke({"query": CRASH_QUERY})["result"]
+    result = (await graph.ainvoke({"query": CRASH_QUERY}))["result"]
+    assert result.retrieval_trace.path_used == mode
+    assert scored(result) == scored(sync)
+
+
 # --- 2. score semantics ---------------------------------------------------------------------
 @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
 @pytest.mark.parametrize("metric", ["L2", "IP"])
@@ -402,17 +412,21 @@ def test_existing_collection_answers_in_both_modes_without_a_catalog(external_st
     assert top.title
 
 
+def l0_catalog_for(store: LookupSettings, metric_stores: dict[str, LookupSettings]) -> str:
+    """An L0 catalog (of the same documents) for a collection that came without one."""
+    catalog = "ext_kb_l0"
+    client = open_client(store)
+    if not client.has_collection(catalog):
+        ensure_catalog_collection(client, store.model_copy(update={"catalog_collection": catalog}))
+        client.insert(catalog, copy_catalog_rows(client, metric_stores["COSINE"]))
+        client.flush(catalog)
+    return catalog
+
+
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
 def test_l0_category_filter_goes_to_the_metadata_json_path(external_store, metric_stores,
                                                            real_embeddings, mode):
-    catalog = "ext_kb_l0"
-    client = open_client(external_store)
-    if not client.has_collection(catalog):  # the catalog of the same documents
-        src = metric_stores["COSINE"]
-        ensure_catalog_collection(client, external_store.model_copy(
-            update={"catalog_collection": catalog}))
-        client.insert(catalog, copy_catalog_rows(client, src))
-        client.flush(catalog)
+    catalog = l0_catalog_for(external_store, metric_stores)
     settings = external_store.model_copy(update={"mode": mode, "catalog_collection": catalog})
     result = run(settings, real_embeddings, POOL_QUERY)
     first = result.retrieval_trace.attempts[0]
@@ -422,6 +436,37 @@ def test_l0_category_filter_goes_to_the_metadata_json_path(external_store, metri
     assert first.status == "ok"
     assert result.found
     assert {b.category for b in result.evidence_blocks} == {"databases"}
+
+
+def test_collection_without_category_or_metadata_skips_the_l0_filter(external_store,
+                                                                    metric_stores,
+                                                                    real_embeddings):
+    client = open_client(external_store)
+    if not client.has_collection("bare_kb"):  # only id, text and vector
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("body", DataType.VARCHAR, max_length=65535)
+        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
+        index = client.prepare_index_params()
+        index.add_index("embedding", index_type="FLAT", metric_type="COSINE")
+        client.create_collection("bare_kb", schema=schema)
+        client.create_index("bare_kb", index, sync=False)
+        client.load_collection("bare_kb")
+        rows = client.query("ext_kb", filter='doc_id != ""',
+                            output_fields=["doc_id", "body", "embedding"])
+        client.insert("bare_kb", [{"doc_id": r["doc_id"], "body": r["body"],
+                                   "embedding": [float(x) for x in r["embedding"]]}
+                                  for r in rows])
+        client.flush("bare_kb")
+    settings = external_store.model_copy(update={
+        "collection": "bare_kb", "catalog_collection": l0_catalog_for(external_store,
+                                                                      metric_stores)})
+    result = run(settings, real_embeddings, POOL_QUERY)
+    assert result.l0_hints.domains == ["databases"]
+    assert [(a.name, a.filter) for a in result.retrieval_trace.attempts] == [("unfiltered", None)]
+    assert any("L0 category filter skipped" in n for n in result.retrieval_trace.notes)
+    assert result.found
+    assert result.evidence_blocks[0].source == "databases/pgbouncer-connection-exhaustion.md"
 
 
 def test_dimension_mismatch_names_both_dimensions(external_store):

@@ -1,6 +1,9 @@
 """Crash-safe ingest: a subprocess ingesting a generated 300-file knowledge base is SIGKILLed
 midway; the re-run converges to exactly the state of a clean ingest (same chunks, no duplicate
 evidence keys, no orphaned chunks, no catalog entry without its chunks).
+
+Two kill points: from outside once 40 documents are done (wherever the ingest then is), and from
+inside at the worst moment, after a group's chunks are written and before its catalog entries.
 """
 
 from __future__ import annotations
@@ -22,14 +25,14 @@ from langchain_lookup_knowledge.store.connection import close_client, open_clien
 from langchain_lookup_knowledge.store.schema import ensure_loaded
 
 FILES = 300
-COLLECTION = "crash_kb"
+KILL_AFTER_DOCS = 40
 INGEST_SCRIPT = """
-import sys
+import os, signal, sys
 from pathlib import Path
 from langchain_lookup_knowledge import LookupSettings
-from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge import ingest
 
-kb, db, marker = sys.argv[1:4]
+kb, db, marker, kill_point = sys.argv[1:5]
 settings = LookupSettings(data_dir=Path(db).parent, milvus_uri=db, collection="crash_kb",
                           chunk_size=200, chunk_overlap=20, insert_batch_size=16,
                           record_invocations=False)
@@ -37,7 +40,16 @@ settings = LookupSettings(data_dir=Path(db).parent, milvus_uri=db, collection="c
 def progress(source, done, total):
     Path(marker).write_text(f"{done} {total}")
 
-ingest_folder(kb, settings, on_progress=progress, show_progress=False)
+if kill_point == "before_catalog":  # die after the 3rd group's chunks, before its entries
+    write_entries, groups = ingest.upsert_entries, []
+    def upsert_entries(client, collection, entries):
+        groups.append(1)
+        if len(groups) == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        write_entries(client, collection, entries)
+    ingest.upsert_entries = upsert_entries
+
+ingest.ingest_folder(kb, settings, on_progress=progress, show_progress=False)
 Path(marker).write_text("finished")
 """
 TOPICS = ["disk", "memory", "network", "certificate", "queue", "replica", "dns", "cpu"]
@@ -61,67 +73,82 @@ def generate_kb(root: Path) -> Path:
     return kb
 
 
+def kb_settings(db: Path) -> LookupSettings:
+    return LookupSettings(data_dir=db.parent, milvus_uri=str(db), collection="crash_kb",
+                          chunk_size=200, chunk_overlap=20, record_invocations=False)
+
+
 def store_state(settings: LookupSettings) -> tuple[list[str], Counter, dict[str, int]]:
     """(chunk evidence keys, chunks per source, catalog chunk_count per source)."""
     client = open_client(settings)
-    ensure_loaded(client, settings.collection)
-    rows = client.query(settings.collection, filter='pk != ""', output_fields=["pk", "source"],
-                        limit=16384)
-    catalog = load_catalog(client, settings.resolved_catalog_collection)
+    try:
+        ensure_loaded(client, settings.collection)
+        rows = client.query(settings.collection, filter='pk != ""',
+                            output_fields=["pk", "source"], limit=16384)
+        catalog = load_catalog(client, settings.resolved_catalog_collection)
+    finally:
+        close_client(settings)
     return ([r["pk"] for r in rows], Counter(r["source"] for r in rows),
             {e.source: e.chunk_count for e in catalog})
 
 
-def kill_midway(kb: Path, db: Path, marker: Path) -> str:
-    """Run the ingest script and SIGKILL its whole process group once a few groups are done."""
-    proc = subprocess.Popen([sys.executable, "-c", INGEST_SCRIPT, str(kb), str(db), str(marker)],
-                            start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+def kill_midway(kb: Path, db: Path, marker: Path, kill_point: str) -> None:
+    """Run the ingest script; SIGKILL its process group after KILL_AFTER_DOCS documents (or let
+    it kill itself at ``before_catalog``)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INGEST_SCRIPT, str(kb), str(db), str(marker), kill_point],
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
     try:
-        while proc.poll() is None:
+        while kill_point == "polled" and proc.poll() is None:
             text = marker.read_text() if marker.exists() else ""
-            if text and text != "finished" and int(text.split()[0]) >= 40:
+            if text and text != "finished" and int(text.split()[0]) >= KILL_AFTER_DOCS:
+                os.killpg(proc.pid, signal.SIGKILL)
                 break
             time.sleep(0.05)
-        assert proc.poll() is None, f"ingest ended before the kill: {proc.stderr.read()}"
-        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=600)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    return marker.read_text()
+            proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+
+
+@pytest.fixture(scope="module")
+def clean_reference(tmp_path_factory, real_embeddings):
+    """The knowledge base, and the store state of one uninterrupted ingest of it."""
+    root = tmp_path_factory.mktemp("crash_kb")
+    kb = generate_kb(root)
+    settings = kb_settings(root / "clean.db")
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    keys, per_source, catalog = store_state(settings)
+    assert len(keys) == report.total_chunks > FILES  # several chunks for some files
+    assert len(catalog) == FILES
+    return kb, keys, per_source, catalog
 
 
 @pytest.mark.slow
-def test_sigkilled_ingest_rerun_matches_a_clean_ingest(tmp_path, real_embeddings):
-    kb = generate_kb(tmp_path)
-    crashed = LookupSettings(data_dir=tmp_path, milvus_uri=str(tmp_path / "crashed.db"),
-                             collection=COLLECTION, chunk_size=200, chunk_overlap=20,
-                             record_invocations=False)
-    clean = crashed.model_copy(update={"milvus_uri": str(tmp_path / "clean.db")})
+@pytest.mark.parametrize("kill_point", ["polled", "before_catalog"])
+def test_sigkilled_ingest_rerun_matches_a_clean_ingest(tmp_path, real_embeddings,
+                                                       clean_reference, kill_point):
+    kb, clean_keys, clean_per_source, clean_catalog = clean_reference
+    crashed = kb_settings(tmp_path / "crashed.db")
 
-    progress = kill_midway(kb, Path(crashed.resolved_milvus_uri), tmp_path / "progress")
-    done = int(progress.split()[0])
-    try:
-        keys, _, catalog = store_state(crashed)
-        assert done <= len(catalog) < FILES  # killed midway: part of the catalog is written
+    kill_midway(kb, Path(crashed.resolved_milvus_uri), tmp_path / "progress", kill_point)
+    keys, per_source, catalog = store_state(crashed)
+    assert 0 < len(catalog) < FILES  # killed midway
+    orphans = {s for s in per_source if s not in catalog}
+    if kill_point == "before_catalog":
+        assert orphans  # chunks written, their catalog entries not: what the re-run must fix
 
-        rerun = ingest_folder(kb, crashed, embeddings=real_embeddings, show_progress=False)
-        assert not rerun.skipped
-        assert len(rerun.unchanged) == len(catalog)  # finished documents are not redone
-        reference = ingest_folder(kb, clean, embeddings=real_embeddings, show_progress=False)
+    rerun = ingest_folder(kb, crashed, embeddings=real_embeddings, show_progress=False)
+    assert not rerun.skipped
+    assert len(rerun.unchanged) == len(catalog)  # finished documents are not redone
+    assert orphans <= set(rerun.indexed)
 
-        keys, per_source, catalog = store_state(crashed)
-        clean_keys, clean_per_source, clean_catalog = store_state(clean)
-    finally:
-        close_client(crashed)
-        close_client(clean)
-
-    assert len(clean_keys) == reference.total_chunks > FILES  # several chunks for some files
-    assert rerun.total_chunks == reference.total_chunks
+    keys, per_source, catalog = store_state(crashed)
     assert len(keys) == len(set(keys))  # no duplicate evidence keys
-    assert sorted(keys) == sorted(clean_keys)  # the same chunks, nothing lost
-    assert set(per_source) == set(catalog) == set(clean_catalog)  # no orphans either way
-    assert len(catalog) == FILES
-    assert dict(per_source) == catalog == dict(clean_per_source)  # entries match their chunks
+    assert sorted(keys) == sorted(clean_keys)  # the same chunks as a clean ingest: none lost
+    assert rerun.total_chunks == len(clean_keys)
+    assert set(per_source) == set(catalog)  # no orphaned chunks, no entry without chunks
+    assert dict(per_source) == catalog == dict(clean_per_source) == clean_catalog
