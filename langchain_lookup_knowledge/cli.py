@@ -170,8 +170,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print()
         print(format_result(graph.invoke({"query": query})["result"]))
     print(f"\ndatabase: {settings.resolved_milvus_uri} (collection {settings.collection!r}); "
-          f"invocation records: {settings.resolved_invocation_db_url}")
+          f"invocation records: {_hide_password(settings.resolved_invocation_db_url)}")
     return 0
+
+
+def _hide_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a parseable URL: show nothing of it rather than a secret
+        return "<invocation_db_url>"
 
 
 def _add_store_args(parser: argparse.ArgumentParser) -> None:

@@ -165,6 +165,7 @@ class LookupSettings(BaseSettings):
     record_invocations: bool = Field(default=True, description="Persist tool_invocation rows.")
     invocation_db_url: str | None = Field(
         default=None,
+        repr=False,  # may hold a database password
         description="SQLAlchemy URL for tool_invocation (postgresql+psycopg://...). "
         "Default: sqlite:///<data_dir>/invocations.sqlite3.",
     )

@@ -58,13 +58,16 @@ def records_text(settings: LookupSettings) -> str:
 
 
 def test_settings_repr_and_dumps_hide_secrets():
-    settings = LookupSettings(milvus_token=MILVUS_TOKEN, openai_api_key=OPENAI_KEY)
+    settings = LookupSettings(milvus_token=MILVUS_TOKEN, openai_api_key=OPENAI_KEY,
+                              invocation_db_url="postgresql+psycopg://app:pg-PASSWORD@db/x")
     assert_no_secret({
         "repr": repr(settings),
         "str": str(settings),
         "model_dump_json": settings.model_dump_json(),
         "model_dump": str(settings.model_dump()),
     })
+    assert "pg-PASSWORD" not in repr(settings)
+    assert "pg-PASSWORD" not in str(settings)
     assert settings.milvus_token is not None
     assert settings.milvus_token.get_secret_value() == MILVUS_TOKEN  # still usable
 
@@ -149,3 +152,12 @@ def test_failing_embedding_service_leaks_no_api_key(settings, all_logs, behaviou
         "logs": all_logs.text,
         "log args": repr([(r.msg, r.args) for r in all_logs.records]),
     })
+
+
+def test_cli_shows_the_records_url_without_its_password():
+    from langchain_lookup_knowledge.cli import _hide_password
+
+    shown = _hide_password("postgresql+psycopg://app:pg-PASSWORD@db:5432/records")
+    assert "pg-PASSWORD" not in shown
+    assert shown.startswith("postgresql+psycopg://app:")
+    assert _hide_password("sqlite:////tmp/records.sqlite3") == "sqlite:////tmp/records.sqlite3"
