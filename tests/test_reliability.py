@@ -397,6 +397,10 @@ def test_failing_embedding_service_retries_a_bounded_number_of_times(settings, b
         assert message.content.startswith("Knowledge retrieval unavailable")
         assert "embedding service" in message.content
         assert len(requests) == 4
+        rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows()
+        assert len(rows) == 1
+        assert "embedding service" in rows[0]["error"]
+        assert rows[0]["found"] is False
 
 
 @pytest.mark.parametrize("url", ["postgresql+psycopg://lookup:pw@127.0.0.1:1/records",

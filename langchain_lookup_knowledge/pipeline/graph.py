@@ -25,6 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from langchain_lookup_knowledge.errors import (
+    EmbeddingError,
     InvalidQueryError,
     LookupKnowledgeError,
     StoreUnavailableError,
@@ -111,7 +112,15 @@ class LookupNodes:
         }
         if self.settings.l1_enabled:
             embed_start = time.perf_counter()
-            update["query_vector"] = self.runtime.embeddings.embed_query(text)
+            try:
+                update["query_vector"] = self.runtime.embeddings.embed_query(text)
+            except EmbeddingError as exc:
+                # No vector, no L1: recorded as a failed step, reported to the model as unavailable.
+                update["attempts"] = [RetrievalAttempt(
+                    name="embed_query", path="embedding", status="error", error=_short(exc),
+                    latency_ms=_ms(embed_start))]
+                update["timings_ms"] = {"transform_query": _ms(start)}
+                return update
             update["timings_ms"] = {"embed_query": _ms(embed_start)}
             if store_down:
                 update["pending_attempt"] = {"name": "unfiltered", "expr": caller_expr}
@@ -344,7 +353,7 @@ class LookupNodes:
     def route_start(self, state: LookupState) -> Literal["retrieve_vectorstore", "retrieve_sdk",
                                                           "postprocess"]:
         """First L1 path by mode; L1 disabled goes straight to post-processing."""
-        if not self.settings.l1_enabled:
+        if not self.settings.l1_enabled or "query_vector" not in state:
             return "postprocess"
         return "retrieve_sdk" if self.settings.mode == "sdk" else "retrieve_vectorstore"
 
