@@ -81,8 +81,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from langchain_lookup_knowledge.ingest import ingest_folder
 
     settings = _settings(args)
-    report = ingest_folder(args.path, settings, prune=args.prune,
-                           show_progress=None if not args.json else False)
+    report = ingest_folder(
+        args.path, settings, prune=args.prune, show_progress=None if not args.json else False
+    )
     _print_ingest(report, args.json)
     return 0
 
@@ -116,18 +117,23 @@ def format_result(result: Any) -> str:
         f"{a.name}[{a.path}] {a.status} {a.candidates} cand top={a.top_similarity}"
         for a in trace.attempts
     )
-    lines.append(f"   found={result.found} relevance={result.relevance_level} "
-                 f"layer={result.retrieval_layer} attempts: {attempts}")
+    lines.append(
+        f"   found={result.found} relevance={result.relevance_level} "
+        f"layer={result.retrieval_layer} attempts: {attempts}"
+    )
     if trace.fallback_reason:
         lines.append(f"   fallback: {trace.fallback_reason}")
     hints = result.l0_hints
     if not hints.empty:
-        lines.append(f"   L0 hints: titles={hints.matched_titles} keywords={hints.matched_keywords}"
-                     f" domains={hints.domains} entities={hints.entities}")
+        lines.append(
+            f"   L0 hints: titles={hints.matched_titles} keywords={hints.matched_keywords}"
+            f" domains={hints.domains} entities={hints.entities}"
+        )
     for i, block in enumerate(result.evidence_blocks, start=1):
         reasons = ", ".join(r.kind for r in block.hit_reasons)
-        lines.append(f"  {i}. {block.source} [{block.breadcrumb}] score={block.score:.3f} "
-                     f"({reasons})")
+        lines.append(
+            f"  {i}. {block.source} [{block.breadcrumb}] score={block.score:.3f} ({reasons})"
+        )
     if not result.found:
         lines.append(f"   {result.message}")
     return "\n".join(lines)
@@ -169,8 +175,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for query in args.query or DEMO_QUESTIONS:
         print()
         print(format_result(graph.invoke({"query": query})["result"]))
-    print(f"\ndatabase: {settings.resolved_milvus_uri} (collection {settings.collection!r}); "
-          f"invocation records: {_hide_password(settings.resolved_invocation_db_url)}")
+    print(
+        f"\ndatabase: {settings.resolved_milvus_uri} (collection {settings.collection!r}); "
+        f"invocation records: {_hide_password(settings.resolved_invocation_db_url)}"
+    )
     return 0
 
 

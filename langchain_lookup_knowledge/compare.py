@@ -84,15 +84,19 @@ def compare_paths(
         out[name] = {
             "status": "ok",
             "latencyMs": round((time.perf_counter() - start) * 1000, 3),
-            "results": [comparable(c) | {"formula": c.score_label.formula}
-                        for c in candidates[: request.k]],
+            "results": [
+                comparable(c) | {"formula": c.score_label.formula} for c in candidates[: request.k]
+            ],
         }
     if len(found) == len(PATHS):
         report = compare(found["vectorstore"], found["sdk"], request.k)
         out["overlapAtK"] = report["overlap_at_k"]
         out["rankDifferences"] = [
-            {"evidenceKey": d["evidenceKey"], "vectorstoreRank": d["mainRank"],
-             "sdkRank": d["sidecarRank"]}
+            {
+                "evidenceKey": d["evidenceKey"],
+                "vectorstoreRank": d["mainRank"],
+                "sdkRank": d["sidecarRank"],
+            }
             for d in report["rank_differences"]
         ]
         out["sameOrder"] = [c.evidence_key for c in found["vectorstore"][: request.k]] == [
@@ -122,8 +126,10 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
         label = results[0]["scoreLabel"] if results else "-"
         formula = results[0]["formula"] if results else ""
         status = side["status"] if side["status"] == "ok" else f"ERROR {side['error']}"
-        lines.append(f"   {name:<11} {status}; {side['latencyMs']:.1f} ms; score {label}"
-                     + (f"; {formula}" if formula else ""))
+        lines.append(
+            f"   {name:<11} {status}; {side['latencyMs']:.1f} ms; score {label}"
+            + (f"; {formula}" if formula else "")
+        )
     lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
     rows = max(len(vs["results"]), len(sdk["results"]))
     for i in range(rows):
@@ -133,9 +139,11 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
         lines.append(f"   {i + 1:>2}{mark} {_cell(left, width)} | {_cell(right, width).rstrip()}")
     if "overlapAtK" in report:
         moved = [d for d in report["rankDifferences"] if d["vectorstoreRank"] != d["sdkRank"]]
-        lines.append(f"   overlap@{report['k']} = {report['overlapAtK']:.2f}; "
-                     f"same order: {'yes' if report['sameOrder'] else 'no'}"
-                     + (f"; moved: {len(moved)}" if moved else ""))
+        lines.append(
+            f"   overlap@{report['k']} = {report['overlapAtK']:.2f}; "
+            f"same order: {'yes' if report['sameOrder'] else 'no'}"
+            + (f"; moved: {len(moved)}" if moved else "")
+        )
     return "\n".join(lines)
 
 

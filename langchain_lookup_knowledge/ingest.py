@@ -201,9 +201,16 @@ def ingest_folder(
         else:
             docs.append(loaded)
     present = {d.source for d in docs} | {s.source for s in report.skipped}
-    return _ingest(docs, settings, report, started, embeddings=embeddings,
-                   show_progress=show_progress, on_progress=on_progress,
-                   prune_to=present if prune else None)
+    return _ingest(
+        docs,
+        settings,
+        report,
+        started,
+        embeddings=embeddings,
+        show_progress=show_progress,
+        on_progress=on_progress,
+        prune_to=present if prune else None,
+    )
 
 
 def ingest_documents(
@@ -222,8 +229,16 @@ def ingest_documents(
     settings = settings or LookupSettings()
     started = time.perf_counter()
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
-    return _ingest(docs, settings, report, started, embeddings=embeddings,
-                   show_progress=show_progress, on_progress=on_progress, prune_to=None)
+    return _ingest(
+        docs,
+        settings,
+        report,
+        started,
+        embeddings=embeddings,
+        show_progress=show_progress,
+        on_progress=on_progress,
+        prune_to=None,
+    )
 
 
 def _ingest(
@@ -242,8 +257,11 @@ def _ingest(
     client = open_client(settings)
     catalog_name = ensure_catalog_collection(client, settings)
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
-    changed = [d for d in docs if known.get(d.source) is None
-               or known[d.source].content_hash != d.content_hash]
+    changed = [
+        d
+        for d in docs
+        if known.get(d.source) is None or known[d.source].content_hash != d.content_hash
+    ]
     changed_sources = {d.source for d in changed}
     report.unchanged = [d.source for d in docs if d.source not in changed_sources]
 
@@ -252,13 +270,15 @@ def _ingest(
         embedder = embeddings or build_embeddings(settings)
         dimension = len(embedder.embed_query("dimension probe"))
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
-        layout = ensure_chunk_collection(client, settings, dimension,
-                                         choose_analyzer(settings, docs))
+        layout = ensure_chunk_collection(
+            client, settings, dimension, choose_analyzer(settings, docs)
+        )
         enabled = sys.stderr.isatty() if show_progress is None else show_progress
         progress = _Progress(len(changed), enabled, on_progress)
         try:
-            _write_documents(client, settings, layout, catalog_name, changed, embedder, report,
-                             progress)
+            _write_documents(
+                client, settings, layout, catalog_name, changed, embedder, report, progress
+            )
         finally:
             progress.close()
     else:

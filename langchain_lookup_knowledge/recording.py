@@ -74,7 +74,11 @@ class InvocationRecorder(Protocol):
     """Where lookups are recorded (one small protocol; swap in your own)."""
 
     def record(
-        self, *, result: LookupResult, details: dict[str, Any], error: str | None = None,
+        self,
+        *,
+        result: LookupResult,
+        details: dict[str, Any],
+        error: str | None = None,
         latency_ms: float | None = None,
     ) -> int | None:
         """Store one call; return its id."""
@@ -84,8 +88,9 @@ class InvocationRecorder(Protocol):
 class SqlInvocationRecorder:
     """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks)."""
 
-    def __init__(self, url: str, *, tool_name: str = "lookup_knowledge",
-                 connect_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self, url: str, *, tool_name: str = "lookup_knowledge", connect_timeout_s: float = 5.0
+    ) -> None:
         self.url = url
         self.tool_name = tool_name
         self._connect_timeout_s = connect_timeout_s
@@ -118,7 +123,11 @@ class SqlInvocationRecorder:
                 self._engine = None
 
     def record(
-        self, *, result: LookupResult, details: dict[str, Any], error: str | None = None,
+        self,
+        *,
+        result: LookupResult,
+        details: dict[str, Any],
+        error: str | None = None,
         latency_ms: float | None = None,
     ) -> int | None:
         """Insert one row; ``retrieval_details`` as JSON (content already cut)."""

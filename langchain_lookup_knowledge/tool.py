@@ -42,9 +42,7 @@ TOOL_DESCRIPTION = (
     "evidence, say the knowledge base does not cover it instead of guessing."
 )
 EMPTY_QUERY_ERROR = "lookup_knowledge needs a non-empty `query`: ask a question in words."
-INVALID_ARGS_ERROR = (
-    "lookup_knowledge takes one argument, `query` (a non-empty string): {detail}"
-)
+INVALID_ARGS_ERROR = "lookup_knowledge takes one argument, `query` (a non-empty string): {detail}"
 UNAVAILABLE_ERROR = (
     "Knowledge retrieval unavailable right now ({detail}). Try again later or answer without "
     "the knowledge base, saying so."
@@ -65,8 +63,10 @@ class LookupKnowledgeInput(BaseModel):
 def _content(result: LookupResult) -> str:
     if not result.found:
         return f"{result.message} ({result.completeness_hint})"
-    header = (f"relevance: {result.relevance_level}; {result.completeness_hint}\n"
-              f"sources: {', '.join(result.context_pack.included_sources)}\n\n")
+    header = (
+        f"relevance: {result.relevance_level}; {result.completeness_hint}\n"
+        f"sources: {', '.join(result.context_pack.included_sources)}\n\n"
+    )
     return header + result.context_pack.text
 
 
@@ -126,8 +126,9 @@ def _annotate_tool_run(callbacks: BaseCallbackManager | None, metadata: dict[str
 
 
 def _validation_message(error: ValidationError) -> str:
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}"
-                         for e in error.errors())
+    problems = "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in error.errors()
+    )
     return INVALID_ARGS_ERROR.format(detail=problems)
 
 

@@ -27,8 +27,11 @@ class ScriptedToolCallingModel(BaseChatModel):
     by citing the sources the tool message lists, or by reporting the tool's error."""
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None,
-        run_manager: Any = None, **kwargs: Any,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
     ) -> ChatResult:
         last = messages[-1]
         if isinstance(last, ToolMessage):
@@ -41,10 +44,17 @@ class ScriptedToolCallingModel(BaseChatModel):
         else:
             question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
             turn = sum(isinstance(m, HumanMessage) for m in messages)
-            message = AIMessage(content="", tool_calls=[{
-                "name": "lookup_knowledge", "args": {"query": question.content},
-                "id": f"call_{turn}", "type": "tool_call",
-            }])
+            message = AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "lookup_knowledge",
+                        "args": {"query": question.content},
+                        "id": f"call_{turn}",
+                        "type": "tool_call",
+                    }
+                ],
+            )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedToolCallingModel:
@@ -70,8 +80,9 @@ class GatedPath:
     """FAKE wrapper around a real path: the search signals ``entered``, then waits for ``gate``
     (set by a coroutine on the caller's event loop) before searching for real."""
 
-    def __init__(self, inner: Any, entered: threading.Event, gate: threading.Event,
-                 wait_s: float = 20.0) -> None:
+    def __init__(
+        self, inner: Any, entered: threading.Event, gate: threading.Event, wait_s: float = 20.0
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.entered = entered
@@ -89,20 +100,30 @@ class GatedPath:
 def failing_graph(settings: LookupSettings, embeddings: Any, **kwargs: Any) -> Any:
     """A lookup graph over the real store whose L1 paths (vectorstore and sdk) all fail."""
     runtime = LookupRuntime(
-        settings, embeddings=embeddings,
-        path_factories={"vectorstore": lambda: FailingPath("vectorstore"),
-                        "sdk": lambda: FailingPath("sdk")},
+        settings,
+        embeddings=embeddings,
+        path_factories={
+            "vectorstore": lambda: FailingPath("vectorstore"),
+            "sdk": lambda: FailingPath("sdk"),
+        },
         **kwargs,
     )
     return build_lookup_graph(runtime=runtime)
 
 
-def gated_graph(settings: LookupSettings, embeddings: Any, entered: threading.Event,
-                gate: threading.Event) -> Any:
+def gated_graph(
+    settings: LookupSettings, embeddings: Any, entered: threading.Event, gate: threading.Event
+) -> Any:
     """A lookup graph (sdk mode) whose real SDK search waits for ``gate``."""
     settings = settings.model_copy(update={"mode": "sdk", "record_invocations": False})
     # The factory runs at the first search, after ``runtime`` below is bound.
-    runtime = LookupRuntime(settings, embeddings=embeddings, path_factories={
-        "sdk": lambda: GatedPath(SdkPath(runtime.client, runtime.layout, settings), entered, gate),
-    })
+    runtime = LookupRuntime(
+        settings,
+        embeddings=embeddings,
+        path_factories={
+            "sdk": lambda: GatedPath(
+                SdkPath(runtime.client, runtime.layout, settings), entered, gate
+            ),
+        },
+    )
     return build_lookup_graph(runtime=runtime)

@@ -29,8 +29,12 @@ time.sleep(120)
 
 def tool_call(query: str, call_id: str = "call-1") -> dict:
     """A model's tool call, as an agent's ToolNode passes it to the tool."""
-    return {"type": "tool_call", "id": call_id, "name": "lookup_knowledge",
-            "args": {"query": query}}
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "lookup_knowledge",
+        "args": {"query": query},
+    }
 
 
 def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -38,15 +42,23 @@ def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.Comp
     env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)}
     return subprocess.run(
         [sys.executable, "-m", "langchain_lookup_knowledge.cli", *args],
-        capture_output=True, text=True, env=env, timeout=timeout, cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=REPO,
     )
 
 
 @contextlib.contextmanager
 def database_held_by_another_process(db: Path) -> Iterator[subprocess.Popen]:
     """Another process opens the Milvus Lite database ``db`` and keeps it open."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"

@@ -29,8 +29,16 @@ except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.agent_fakes import ScriptedToolCallingModel, failing_graph
 
 REPO = Path(__file__).resolve().parents[1]
-PIPELINE_NODES = {"transform_query", "retrieve_vectorstore", "retrieve_sdk", "retry_unfiltered",
-                  "postprocess", "pack_context", "assemble_result", "record_invocation"}
+PIPELINE_NODES = {
+    "transform_query",
+    "retrieve_vectorstore",
+    "retrieve_sdk",
+    "retry_unfiltered",
+    "postprocess",
+    "pack_context",
+    "assemble_result",
+    "record_invocation",
+}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +62,12 @@ def tool_node_graph(tool) -> CompiledStateGraph:
 
 def test_tool_node_returns_evidence_and_readable_errors_side_by_side(tool):
     calls = [
-        {"name": "lookup_knowledge", "args": {"query": "redis is evicting keys"}, "id": "ok",
-         "type": "tool_call"},
+        {
+            "name": "lookup_knowledge",
+            "args": {"query": "redis is evicting keys"},
+            "id": "ok",
+            "type": "tool_call",
+        },
         {"name": "lookup_knowledge", "args": {"query": "  "}, "id": "blank", "type": "tool_call"},
         {"name": "lookup_knowledge", "args": {}, "id": "missing", "type": "tool_call"},
     ]
@@ -64,7 +76,8 @@ def test_tool_node_returns_evidence_and_readable_errors_side_by_side(tool):
     assert set(replies) == {"ok", "blank", "missing"}
     assert replies["ok"].status == "success"
     assert replies["ok"].artifact["evidenceBlocks"][0]["source"] == (
-        "databases/redis-memory-eviction.md")
+        "databases/redis-memory-eviction.md"
+    )
     assert "source: databases/redis-memory-eviction.md" in replies["ok"].content
     assert replies["blank"].status == "error"
     assert "non-empty `query`" in replies["blank"].content
@@ -75,8 +88,9 @@ def test_tool_node_returns_evidence_and_readable_errors_side_by_side(tool):
 def test_create_agent_loop_cites_the_knowledge_base(tool):
     agent = create_agent(ScriptedToolCallingModel(), [tool], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "tls"}}
-    out = agent.invoke({"messages": [HumanMessage("TLS certificate expired on the ingress")]},
-                       config=config)
+    out = agent.invoke(
+        {"messages": [HumanMessage("TLS certificate expired on the ingress")]}, config=config
+    )
     kinds = [type(m).__name__ for m in out["messages"]]
     assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
     tool_msg = out["messages"][2]
@@ -96,16 +110,18 @@ async def test_create_agent_async_loop(tool):
 
 
 async def test_agent_survives_failed_retrieval(kb_settings, real_embeddings):
-    broken = create_lookup_knowledge_tool(kb_settings,
-                                          graph=failing_graph(kb_settings, real_embeddings))
+    broken = create_lookup_knowledge_tool(
+        kb_settings, graph=failing_graph(kb_settings, real_embeddings)
+    )
     agent = create_agent(ScriptedToolCallingModel(), [broken])
     out = await agent.ainvoke({"messages": [HumanMessage("node is NotReady")]})
     tool_msg = out["messages"][2]
     assert isinstance(tool_msg, ToolMessage)
     assert tool_msg.status == "error"
     assert tool_msg.content.startswith("Knowledge retrieval unavailable")
-    assert out["messages"][-1].content.startswith("I could not use the knowledge base: "
-                                                  "Knowledge retrieval unavailable")
+    assert out["messages"][-1].content.startswith(
+        "I could not use the knowledge base: Knowledge retrieval unavailable"
+    )
 
 
 class IncidentState(TypedDict, total=False):
@@ -132,8 +148,9 @@ def test_lookup_graph_runs_as_a_node_of_a_parent_graph(kb_settings, real_embeddi
     config = {"configurable": {"thread_id": "incident-1"}}
 
     namespaces, nodes = set(), set()
-    for namespace, update in parent.stream({"query": "MySQL queries are slow"}, config=config,
-                                           stream_mode="updates", subgraphs=True):
+    for namespace, update in parent.stream(
+        {"query": "MySQL queries are slow"}, config=config, stream_mode="updates", subgraphs=True
+    ):
         namespaces.add(namespace[0].split(":")[0] if namespace else "")
         nodes.update(update)
     final = parent.get_state(config).values

@@ -47,8 +47,15 @@ SUBSET = [
 POOL_QUERY = "pgbouncer connection pool exhausted"  # L0 maps it to the one domain "databases"
 CRASH_QUERY = "my pod keeps crashing and restarting"
 CHUNK_FIELDS = ["pk", "text", "vector", "metadata", "category", "source"]
-CATALOG_FIELDS = ["source", "title", "category", "content_hash", "chunk_count", "info",
-                  CATALOG_VECTOR_FIELD]
+CATALOG_FIELDS = [
+    "source",
+    "title",
+    "category",
+    "content_hash",
+    "chunk_count",
+    "info",
+    CATALOG_VECTOR_FIELD,
+]
 
 
 # --- fakes: failures only -------------------------------------------------------------------
@@ -109,8 +116,14 @@ def lite_settings(root: Path, collection: str, **extra: Any) -> LookupSettings:
     )
 
 
-def run(settings: LookupSettings, embeddings: Any, query: str, *,
-        factories: dict[str, Callable[[], Any]] | None = None, **state: Any) -> Any:
+def run(
+    settings: LookupSettings,
+    embeddings: Any,
+    query: str,
+    *,
+    factories: dict[str, Callable[[], Any]] | None = None,
+    **state: Any,
+) -> Any:
     runtime = LookupRuntime(settings, embeddings=embeddings, path_factories=factories)
     graph = build_lookup_graph(runtime=runtime)
     return graph.invoke({"query": query, **state})["result"]
@@ -125,13 +138,15 @@ def scored(result: Any) -> list[tuple[str, float, float]]:
 
 
 def copy_catalog_rows(client: Any, src: LookupSettings) -> list[dict]:
-    rows = client.query(src.resolved_catalog_collection, filter='source != ""',
-                        output_fields=CATALOG_FIELDS)
+    rows = client.query(
+        src.resolved_catalog_collection, filter='source != ""', output_fields=CATALOG_FIELDS
+    )
     return [{k: r[k] for k in CATALOG_FIELDS} | {CATALOG_VECTOR_FIELD: [0.0, 0.0]} for r in rows]
 
 
-def clone_collection(src: LookupSettings, dst: LookupSettings,
-                     transform: Callable[[dict], list[dict]] | None = None) -> None:
+def clone_collection(
+    src: LookupSettings, dst: LookupSettings, transform: Callable[[dict], list[dict]] | None = None
+) -> None:
     """Copy ``src``'s chunks (their real embeddings) and catalog into a new collection ``dst``."""
     client = open_client(src)
     rows = client.query(src.collection, filter='pk != ""', output_fields=CHUNK_FIELDS)
@@ -187,8 +202,11 @@ def tenant_store(metric_stores: dict[str, LookupSettings]) -> LookupSettings:
     dst = lite_settings(metric_stores["COSINE"].data_dir, "kb_tenants")
 
     def two_tenants(row: dict) -> list[dict]:
-        a = row | {"pk": f"a::{row['pk']}", "category": "elsewhere",
-                   "metadata": row["metadata"] | {"tenant": "a", "category": "elsewhere"}}
+        a = row | {
+            "pk": f"a::{row['pk']}",
+            "category": "elsewhere",
+            "metadata": row["metadata"] | {"tenant": "a", "category": "elsewhere"},
+        }
         b = row | {"pk": f"b::{row['pk']}", "metadata": row["metadata"] | {"tenant": "b"}}
         return [a, b]
 
@@ -216,20 +234,33 @@ def external_store(lite_root: Path, real_embeddings) -> LookupSettings:
         doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
         chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
         texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
-        for chunk, text, vector in zip(chunks, texts, real_embeddings.embed_documents(texts),
-                                       strict=True):
-            rows.append({
-                "doc_id": chunk.evidence_key,
-                "body": text,
-                "embedding": vector,
-                "meta": {"category": chunk.category, "source": chunk.source,
-                         "title": chunk.title, "breadcrumb": chunk.breadcrumb},
-            })
+        for chunk, text, vector in zip(
+            chunks, texts, real_embeddings.embed_documents(texts), strict=True
+        ):
+            rows.append(
+                {
+                    "doc_id": chunk.evidence_key,
+                    "body": text,
+                    "embedding": vector,
+                    "meta": {
+                        "category": chunk.category,
+                        "source": chunk.source,
+                        "title": chunk.title,
+                        "breadcrumb": chunk.breadcrumb,
+                    },
+                }
+            )
     client.insert("ext_kb", rows)
     client.flush("ext_kb")
     client.close()
-    return lite_settings(lite_root, "ext_kb", id_field="doc_id", content_field="body",
-                         vector_field="embedding", metadata_field="meta")
+    return lite_settings(
+        lite_root,
+        "ext_kb",
+        id_field="doc_id",
+        content_field="body",
+        vector_field="embedding",
+        metadata_field="meta",
+    )
 
 
 @pytest.fixture
@@ -238,9 +269,15 @@ def sample(sample_kb_store: LookupSettings) -> LookupSettings:
 
 
 # --- 1. modes and the fallback edge ---------------------------------------------------------
-@pytest.mark.parametrize(("mode", "path"),
-                         [("vectorstore", "vectorstore"), ("spring-ai", "vectorstore"),
-                          ("sdk", "sdk"), ("auto", "vectorstore")])
+@pytest.mark.parametrize(
+    ("mode", "path"),
+    [
+        ("vectorstore", "vectorstore"),
+        ("spring-ai", "vectorstore"),
+        ("sdk", "sdk"),
+        ("auto", "vectorstore"),
+    ],
+)
 def test_each_mode_answers_from_its_path_only(sample, real_embeddings, mode, path):
     settings = LookupSettings.model_validate(sample.model_dump() | {"mode": mode})
     for query in (CRASH_QUERY, POOL_QUERY):
@@ -257,8 +294,12 @@ def test_each_mode_answers_from_its_path_only(sample, real_embeddings, mode, pat
 def test_auto_falls_back_to_sdk_with_the_cause_in_the_trace(sample, real_embeddings, failure):
     factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
     expected = run(sample.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
-    result = run(sample.model_copy(update={"mode": "auto"}), real_embeddings, CRASH_QUERY,
-                 factories={"vectorstore": factory})
+    result = run(
+        sample.model_copy(update={"mode": "auto"}),
+        real_embeddings,
+        CRASH_QUERY,
+        factories={"vectorstore": factory},
+    )
     first, second = result.retrieval_trace.attempts[:2]
     assert (first.path, first.status) == ("vectorstore", "error")
     assert "injected" in (first.error or "")
@@ -271,8 +312,12 @@ def test_auto_falls_back_to_sdk_with_the_cause_in_the_trace(sample, real_embeddi
 
 
 def test_vectorstore_mode_never_falls_back(sample, real_embeddings):
-    result = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings,
-                 CRASH_QUERY, factories={"vectorstore": FailingPath})
+    result = run(
+        sample.model_copy(update={"mode": "vectorstore"}),
+        real_embeddings,
+        CRASH_QUERY,
+        factories={"vectorstore": FailingPath},
+    )
     assert [a.path for a in result.retrieval_trace.attempts] == ["vectorstore"]
     assert not result.found
     assert result.message.startswith("Knowledge retrieval unavailable")
@@ -289,8 +334,13 @@ def test_fallback_is_a_conditional_edge_of_the_compiled_graph(sample, real_embed
 @pytest.mark.parametrize("retrieval_mode", ["dense", "hybrid", "sparse"])
 def test_both_paths_give_the_same_candidate_shape(sample, real_embeddings, retrieval_mode):
     runtime = LookupRuntime(sample, embeddings=real_embeddings)
-    request = SearchRequest(CRASH_QUERY, runtime.embeddings.embed_query(CRASH_QUERY), None, k=8,
-                            retrieval_mode=retrieval_mode)
+    request = SearchRequest(
+        CRASH_QUERY,
+        runtime.embeddings.embed_query(CRASH_QUERY),
+        None,
+        k=8,
+        retrieval_mode=retrieval_mode,
+    )
     vs = runtime.path("vectorstore").search(request)
     sdk = runtime.path("sdk").search(request)
     assert [c.evidence_key for c in vs] == [c.evidence_key for c in sdk]
@@ -325,13 +375,15 @@ async def test_async_lookup_matches_the_sync_one(sample, real_embeddings, mode):
 # --- 2. score semantics ---------------------------------------------------------------------
 @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
 @pytest.mark.parametrize("metric", ["L2", "IP"])
-def test_dense_scores_normalize_to_the_cosine_and_rank_alike(metric_stores, real_embeddings,
-                                                           path, metric):
+def test_dense_scores_normalize_to_the_cosine_and_rank_alike(
+    metric_stores, real_embeddings, path, metric
+):
     def dense(settings: LookupSettings) -> list:
         runtime = LookupRuntime(settings, embeddings=real_embeddings)
         vector = runtime.embeddings.embed_query(POOL_QUERY)
-        return runtime.path(path).search(SearchRequest(POOL_QUERY, vector, None, k=10,
-                                                       retrieval_mode="dense"))
+        return runtime.path(path).search(
+            SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="dense")
+        )
 
     cosine, other = dense(metric_stores["COSINE"]), dense(metric_stores[metric])
     assert [c.evidence_key for c in other] == [c.evidence_key for c in cosine]
@@ -352,27 +404,40 @@ def test_dense_scores_normalize_to_the_cosine_and_rank_alike(metric_stores, real
 
 def test_thresholds_see_the_same_similarity_under_l2_and_cosine(metric_stores, real_embeddings):
     for query in (POOL_QUERY, CRASH_QUERY, "recipe for chocolate cake"):
-        cosine = run(metric_stores["COSINE"].model_copy(update={"retrieval_mode": "dense"}),
-                     real_embeddings, query)
-        l2 = run(metric_stores["L2"].model_copy(update={"retrieval_mode": "dense"}),
-                 real_embeddings, query)
+        cosine = run(
+            metric_stores["COSINE"].model_copy(update={"retrieval_mode": "dense"}),
+            real_embeddings,
+            query,
+        )
+        l2 = run(
+            metric_stores["L2"].model_copy(update={"retrieval_mode": "dense"}),
+            real_embeddings,
+            query,
+        )
         assert keys(l2) == keys(cosine)
         assert [(a.name, a.status) for a in l2.retrieval_trace.attempts] == [
-            (a.name, a.status) for a in cosine.retrieval_trace.attempts]
+            (a.name, a.status) for a in cosine.retrieval_trace.attempts
+        ]
         assert l2.relevance_level == cosine.relevance_level
         assert l2.found == cosine.found
 
 
 @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
 @pytest.mark.parametrize("fusion", ["rrf", "weighted"])
-def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(metric_stores,
-                                                                   real_embeddings, path, fusion):
+def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(
+    metric_stores, real_embeddings, path, fusion
+):
     runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
     vector = runtime.embeddings.embed_query(POOL_QUERY)
-    dense = {c.evidence_key: c.score_label.similarity for c in runtime.path(path).search(
-        SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense"))}
-    hybrid = runtime.path(path).search(SearchRequest(POOL_QUERY, vector, None, k=5,
-                                                     retrieval_mode="hybrid", fusion=fusion))
+    dense = {
+        c.evidence_key: c.score_label.similarity
+        for c in runtime.path(path).search(
+            SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense")
+        )
+    }
+    hybrid = runtime.path(path).search(
+        SearchRequest(POOL_QUERY, vector, None, k=5, retrieval_mode="hybrid", fusion=fusion)
+    )
     assert hybrid
     for c in hybrid:
         label = c.score_label
@@ -388,7 +453,10 @@ def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(metric_stores
 def test_existing_collection_layout_is_read_from_its_schema(external_store, real_embeddings):
     layout = LookupRuntime(external_store, embeddings=real_embeddings).layout
     assert (layout.id_field, layout.content_field, layout.vector_field) == (
-        "doc_id", "body", "embedding")
+        "doc_id",
+        "body",
+        "embedding",
+    )
     assert layout.metadata_field == "meta"
     assert layout.category_field is None
     assert layout.source_field is None
@@ -398,8 +466,9 @@ def test_existing_collection_layout_is_read_from_its_schema(external_store, real
 
 
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
-def test_existing_collection_answers_in_both_modes_without_a_catalog(external_store,
-                                                                    real_embeddings, mode):
+def test_existing_collection_answers_in_both_modes_without_a_catalog(
+    external_store, real_embeddings, mode
+):
     result = run(external_store.model_copy(update={"mode": mode}), real_embeddings, POOL_QUERY)
     assert result.found
     assert result.retrieval_trace.path_used == mode
@@ -424,8 +493,9 @@ def l0_catalog_for(store: LookupSettings, metric_stores: dict[str, LookupSetting
 
 
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
-def test_l0_category_filter_goes_to_the_metadata_json_path(external_store, metric_stores,
-                                                           real_embeddings, mode):
+def test_l0_category_filter_goes_to_the_metadata_json_path(
+    external_store, metric_stores, real_embeddings, mode
+):
     catalog = l0_catalog_for(external_store, metric_stores)
     settings = external_store.model_copy(update={"mode": mode, "catalog_collection": catalog})
     result = run(settings, real_embeddings, POOL_QUERY)
@@ -438,9 +508,9 @@ def test_l0_category_filter_goes_to_the_metadata_json_path(external_store, metri
     assert {b.category for b in result.evidence_blocks} == {"databases"}
 
 
-def test_collection_without_category_or_metadata_skips_the_l0_filter(external_store,
-                                                                    metric_stores,
-                                                                    real_embeddings):
+def test_collection_without_category_or_metadata_skips_the_l0_filter(
+    external_store, metric_stores, real_embeddings
+):
     client = open_client(external_store)
     if not client.has_collection("bare_kb"):  # only id, text and vector
         schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -452,15 +522,27 @@ def test_collection_without_category_or_metadata_skips_the_l0_filter(external_st
         client.create_collection("bare_kb", schema=schema)
         client.create_index("bare_kb", index, sync=False)
         client.load_collection("bare_kb")
-        rows = client.query("ext_kb", filter='doc_id != ""',
-                            output_fields=["doc_id", "body", "embedding"])
-        client.insert("bare_kb", [{"doc_id": r["doc_id"], "body": r["body"],
-                                   "embedding": [float(x) for x in r["embedding"]]}
-                                  for r in rows])
+        rows = client.query(
+            "ext_kb", filter='doc_id != ""', output_fields=["doc_id", "body", "embedding"]
+        )
+        client.insert(
+            "bare_kb",
+            [
+                {
+                    "doc_id": r["doc_id"],
+                    "body": r["body"],
+                    "embedding": [float(x) for x in r["embedding"]],
+                }
+                for r in rows
+            ],
+        )
         client.flush("bare_kb")
-    settings = external_store.model_copy(update={
-        "collection": "bare_kb", "catalog_collection": l0_catalog_for(external_store,
-                                                                      metric_stores)})
+    settings = external_store.model_copy(
+        update={
+            "collection": "bare_kb",
+            "catalog_collection": l0_catalog_for(external_store, metric_stores),
+        }
+    )
     result = run(settings, real_embeddings, POOL_QUERY)
     assert result.l0_hints.domains == ["databases"]
     assert [(a.name, a.filter) for a in result.retrieval_trace.attempts] == [("unfiltered", None)]
@@ -476,8 +558,9 @@ def test_dimension_mismatch_names_both_dimensions(external_store):
 
 
 def test_metric_mismatch_names_both_metrics(external_store, real_embeddings):
-    runtime = LookupRuntime(external_store.model_copy(update={"metric_type": "L2"}),
-                            embeddings=real_embeddings)
+    runtime = LookupRuntime(
+        external_store.model_copy(update={"metric_type": "L2"}), embeddings=real_embeddings
+    )
     with pytest.raises(SchemaMismatchError, match=r"metric COSINE.*metric_type is L2"):
         _ = runtime.layout
 
@@ -485,8 +568,9 @@ def test_metric_mismatch_names_both_metrics(external_store, real_embeddings):
 def test_missing_field_names_the_setting_and_the_real_fields(external_store):
     client = open_client(external_store)
     with pytest.raises(SchemaMismatchError, match=r"no field 'text' \(setting content_field\)"):
-        describe_chunk_collection(client, external_store.model_copy(
-            update={"content_field": "text"}), 384)
+        describe_chunk_collection(
+            client, external_store.model_copy(update={"content_field": "text"}), 384
+        )
 
 
 # --- 4. caller filters survive retries and fallbacks ----------------------------------------
@@ -519,40 +603,55 @@ def test_caller_filter_is_kept_by_the_unfiltered_retry(tenant_store, real_embedd
     if how == "graph_input":
         result = run(settings, real_embeddings, POOL_QUERY, filters=TENANT_A)
     else:
-        result = run(settings.model_copy(update={"default_filter": TENANT_A}), real_embeddings,
-                     POOL_QUERY)
+        result = run(
+            settings.model_copy(update={"default_filter": TENANT_A}), real_embeddings, POOL_QUERY
+        )
     _assert_tenant_a_only(result)
     assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
 
 
 def test_default_filter_and_graph_filter_are_both_applied(tenant_store, real_embeddings):
     source = {"source": "databases/pgbouncer-connection-exhaustion.md"}
-    result = run(tenant_store.model_copy(update={"default_filter": TENANT_A}), real_embeddings,
-                 POOL_QUERY, filters=source)
+    result = run(
+        tenant_store.model_copy(update={"default_filter": TENANT_A}),
+        real_embeddings,
+        POOL_QUERY,
+        filters=source,
+    )
     _assert_tenant_a_only(result)
-    assert all('source == "databases/pgbouncer-connection-exhaustion.md"' in (a.filter or "")
-               for a in result.retrieval_trace.attempts)
+    assert all(
+        'source == "databases/pgbouncer-connection-exhaustion.md"' in (a.filter or "")
+        for a in result.retrieval_trace.attempts
+    )
     assert {b.source for b in result.evidence_blocks} == {source["source"]}
 
 
 @pytest.mark.parametrize("failure", ["unavailable", "raises"])
 def test_path_fallback_keeps_the_caller_filter(tenant_store, real_embeddings, failure):
     factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
-    result = run(tenant_store.model_copy(update={"mode": "auto"}), real_embeddings, POOL_QUERY,
-                 filters=TENANT_A, factories={"vectorstore": factory})
+    result = run(
+        tenant_store.model_copy(update={"mode": "auto"}),
+        real_embeddings,
+        POOL_QUERY,
+        filters=TENANT_A,
+        factories={"vectorstore": factory},
+    )
     _assert_tenant_a_only(result)
     assert result.retrieval_trace.path_used == "sdk"
     assert result.retrieval_trace.attempts[1].path_fallback.startswith("vectorstore failed")
 
 
-def test_vectorstore_failing_on_the_retry_falls_back_with_filter_and_cause(tenant_store,
-                                                                          real_embeddings):
+def test_vectorstore_failing_on_the_retry_falls_back_with_filter_and_cause(
+    tenant_store, real_embeddings
+):
     settings = tenant_store.model_copy(update={"mode": "auto"})
     runtime = LookupRuntime(settings, embeddings=real_embeddings)
     runtime._path_factories["vectorstore"] = lambda: FlakyPath(
-        VectorStorePath(settings, runtime.layout, runtime.embeddings))
-    result = build_lookup_graph(runtime=runtime).invoke(
-        {"query": POOL_QUERY, "filters": TENANT_A})["result"]
+        VectorStorePath(settings, runtime.layout, runtime.embeddings)
+    )
+    result = build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY, "filters": TENANT_A})[
+        "result"
+    ]
     attempts = result.retrieval_trace.attempts
     assert [(a.name, a.path, a.status) for a in attempts] == [
         ("filtered", "vectorstore", "empty"),
@@ -587,33 +686,49 @@ def test_sidecar_compares_the_other_path(sample, real_embeddings, mode, side):
     assert (report.status, report.path, report.k) == ("ok", side, settings.top_k)
     assert report.overlap_at_k == 1.0  # same collection, same vector: same hits
     assert [d["mainRank"] for d in report.rank_differences] == [
-        d["sidecarRank"] for d in report.rank_differences]
+        d["sidecarRank"] for d in report.rank_differences
+    ]
     first = report.results[0]
-    assert {"source", "evidenceKey", "title", "breadcrumb", "category", "rank",
-            "contentPreview", "scoreLabel", "scoreValue", "similarity"} <= first.keys()
+    assert {
+        "source",
+        "evidenceKey",
+        "title",
+        "breadcrumb",
+        "category",
+        "rank",
+        "contentPreview",
+        "scoreLabel",
+        "scoreValue",
+        "similarity",
+    } <= first.keys()
     assert first["scoreLabel"].startswith(f"{side}:")
     assert result.retrieval_trace.path_used == mode
 
 
 def test_failing_sidecar_leaves_the_main_result_identical(sample, real_embeddings):
     plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, POOL_QUERY)
-    with_sidecar = run(sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True}),
-                       real_embeddings, POOL_QUERY,
-                       factories={"sdk": lambda: FailingPath("sdk", "injected: sidecar down")})
+    with_sidecar = run(
+        sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True}),
+        real_embeddings,
+        POOL_QUERY,
+        factories={"sdk": lambda: FailingPath("sdk", "injected: sidecar down")},
+    )
     report = with_sidecar.retrieval_trace.sidecar
     assert report.status == "error"
     assert "injected: sidecar down" in report.error
     assert scored(with_sidecar) == scored(plain)
     assert with_sidecar.context_pack.text == plain.context_pack.text
     assert [(a.name, a.path, a.status) for a in with_sidecar.retrieval_trace.attempts] == [
-        (a.name, a.path, a.status) for a in plain.retrieval_trace.attempts]
+        (a.name, a.path, a.status) for a in plain.retrieval_trace.attempts
+    ]
 
 
 def test_hanging_sidecar_times_out_and_never_blocks_the_main_path(sample, real_embeddings):
     plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, CRASH_QUERY)
     factory = BlockingPathFactory()
-    settings = sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True,
-                                         "sidecar_timeout_s": 0.5})
+    settings = sample.model_copy(
+        update={"mode": "vectorstore", "sidecar_enabled": True, "sidecar_timeout_s": 0.5}
+    )
     runtime = LookupRuntime(settings, embeddings=real_embeddings, path_factories={"sdk": factory})
     graph = build_lookup_graph(runtime=runtime)
     try:
@@ -629,8 +744,9 @@ def test_hanging_sidecar_times_out_and_never_blocks_the_main_path(sample, real_e
 
 # --- 6. lookup-knowledge compare ------------------------------------------------------------
 def test_compare_shows_both_paths_side_by_side(sample, real_embeddings):
-    report = compare_paths(POOL_QUERY, sample, k=5,
-                           runtime=LookupRuntime(sample, embeddings=real_embeddings))
+    report = compare_paths(
+        POOL_QUERY, sample, k=5, runtime=LookupRuntime(sample, embeddings=real_embeddings)
+    )
     assert report["vectorstore"]["status"] == report["sdk"]["status"] == "ok"
     assert report["overlapAtK"] == 1.0
     assert report["sameOrder"] is True
@@ -645,8 +761,9 @@ def test_compare_shows_both_paths_side_by_side(sample, real_embeddings):
 
 
 def test_compare_reports_a_failing_path_and_still_shows_the_other(sample, real_embeddings):
-    runtime = LookupRuntime(sample, embeddings=real_embeddings,
-                            path_factories={"vectorstore": unavailable_vectorstore})
+    runtime = LookupRuntime(
+        sample, embeddings=real_embeddings, path_factories={"vectorstore": unavailable_vectorstore}
+    )
     report = compare_paths(CRASH_QUERY, sample, k=3, runtime=runtime)
     assert report["vectorstore"]["status"] == "error"
     assert "injected" in report["vectorstore"]["error"]
@@ -663,13 +780,26 @@ def test_compare_command_is_registered_and_prints_json(sample, capsys):
     assert register_compare_command in register_extra_commands()
     parser = argparse.ArgumentParser()
     register_compare_command(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["compare", *CRASH_QUERY.split(), "--uri", sample.milvus_uri,
-                              "--collection", sample.collection, "--k", "3", "--json",
-                              "--retrieval-mode", "dense"])
+    args = parser.parse_args(
+        [
+            "compare",
+            *CRASH_QUERY.split(),
+            "--uri",
+            sample.milvus_uri,
+            "--collection",
+            sample.collection,
+            "--k",
+            "3",
+            "--json",
+            "--retrieval-mode",
+            "dense",
+        ]
+    )
     assert args.func(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["query"] == CRASH_QUERY
     assert out["retrievalMode"] == "dense"
     assert [r["evidenceKey"] for r in out["vectorstore"]["results"]] == [
-        r["evidenceKey"] for r in out["sdk"]["results"]]
+        r["evidenceKey"] for r in out["sdk"]["results"]
+    ]
     assert out["sdk"]["results"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"

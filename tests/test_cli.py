@@ -29,8 +29,16 @@ except ImportError:  # ... or tests/ is a package
     from tests.conftest import RUNBOOKS_EN, require_shared
 
 CONTRACT_KEYS = {
-    "found", "evidenceStatus", "message", "evidenceBlocks", "contextPack", "retrievalTrace",
-    "rerankTrace", "relevanceLevel", "completenessHint", "l0Hints",
+    "found",
+    "evidenceStatus",
+    "message",
+    "evidenceBlocks",
+    "contextPack",
+    "retrievalTrace",
+    "rerankTrace",
+    "relevanceLevel",
+    "completenessHint",
+    "l0Hints",
 }
 CRASHLOOP_QUERY = "pod keeps crashing and restarting"
 CONSOLE_SCRIPT = Path(sys.executable).with_name("lookup-knowledge")
@@ -46,10 +54,16 @@ def run_main(argv: list[str]) -> tuple[int, str, str]:
 
 def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run the installed console script in a child process (what a user runs)."""
-    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [
-        sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    command = (
+        [str(CONSOLE_SCRIPT)]
+        if CONSOLE_SCRIPT.exists()
+        else [sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    )
     return subprocess.run(
-        [*command, *args], capture_output=True, text=True, timeout=120,
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, **(env or {})},
     )
 
@@ -109,15 +123,25 @@ def test_query_without_a_question_exits_2(tmp_path):
 
 
 def test_query_missing_queries_file_exits_2(tmp_path):
-    code, _, err = run_main(["query", "--queries-file", str(tmp_path / "q.txt"),
-                             "--uri", str(tmp_path / "m.db")])
+    code, _, err = run_main(
+        ["query", "--queries-file", str(tmp_path / "q.txt"), "--uri", str(tmp_path / "m.db")]
+    )
     assert code == 2
     assert_one_line_error(err, "queries file not found")
 
 
 def test_query_before_ingest_exits_2_and_says_what_to_do(tmp_path):
-    code, out, err = run_main(["query", "disk full", "--uri", str(tmp_path / "m.db"),
-                               "--collection", "never_ingested", "--no-record"])
+    code, out, err = run_main(
+        [
+            "query",
+            "disk full",
+            "--uri",
+            str(tmp_path / "m.db"),
+            "--collection",
+            "never_ingested",
+            "--no-record",
+        ]
+    )
     assert code == 2
     assert_one_line_error(err, "never_ingested", "lookup-knowledge ingest")
     assert out == ""
@@ -145,8 +169,9 @@ def test_ingest_summary_names_skipped_files(tmp_path):
     assert "skipped ops/empty.md: empty file" in out
 
     (kb / "ops" / "disk.md").unlink()
-    code, out, _ = run_main(["ingest", str(kb), "--uri", uri, "--collection", "tiny", "--prune",
-                             "--json"])
+    code, out, _ = run_main(
+        ["ingest", str(kb), "--uri", uri, "--collection", "tiny", "--prune", "--json"]
+    )
     assert code == 0
     summary = json.loads(out)
     assert summary["pruned"] == ["ops/disk.md"]
@@ -179,8 +204,9 @@ def runbooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     source = require_shared(RUNBOOKS_EN)
     root = tmp_path_factory.mktemp("runbooks_cli")
     uri = str(root / "milvus.db")
-    code, out, err = run_main(["ingest", str(source), "--uri", uri, "--collection", "runbooks",
-                               "--json"])
+    code, out, err = run_main(
+        ["ingest", str(source), "--uri", uri, "--collection", "runbooks", "--json"]
+    )
     assert code == 0, err
     yield {"uri": uri, "summary": json.loads(out), "root": root, "source": source}
     close_all_clients()
@@ -206,8 +232,7 @@ def test_runbooks_ingest_summary(runbooks):
 
 @pytest.mark.shared_data
 def test_runbooks_unchanged_reingest_writes_nothing(runbooks):
-    code, out, _ = run_main(["ingest", str(runbooks["source"]), *runbooks_args(runbooks),
-                             "--json"])
+    code, out, _ = run_main(["ingest", str(runbooks["source"]), *runbooks_args(runbooks), "--json"])
     assert code == 0
     again = json.loads(out)
     assert again["chunksWritten"] == 0
@@ -219,11 +244,14 @@ def test_runbooks_unchanged_reingest_writes_nothing(runbooks):
 @pytest.mark.shared_data
 def test_runbooks_crashloop_question_finds_kubepodcrashlooping_first(runbooks, real_embeddings):
     settings = LookupSettings(
-        data_dir=runbooks["root"], milvus_uri=runbooks["uri"], collection="runbooks",
+        data_dir=runbooks["root"],
+        milvus_uri=runbooks["uri"],
+        collection="runbooks",
         record_invocations=False,
     )
     result = build_lookup_graph(settings, embeddings=real_embeddings).invoke(
-        {"query": CRASHLOOP_QUERY})["result"]
+        {"query": CRASHLOOP_QUERY}
+    )["result"]
     assert result.found
     assert result.evidence_blocks[0].source == "kubernetes/KubePodCrashLooping.md"
     assert result.context_pack.included_sources[0] == "kubernetes/KubePodCrashLooping.md"
@@ -232,11 +260,21 @@ def test_runbooks_crashloop_question_finds_kubepodcrashlooping_first(runbooks, r
 @pytest.mark.shared_data
 def test_query_json_prints_one_contract_object_per_query(runbooks, tmp_path):
     queries = tmp_path / "questions.jsonl"
-    queries.write_text(json.dumps({"q": "etcd fsync is slow", "rel": ["x"]}) + "\n\n",
-                       encoding="utf-8")
-    code, out, _ = run_main(["query", CRASHLOOP_QUERY, "recipe for chocolate cake",
-                             "--queries-file", str(queries), *runbooks_args(runbooks),
-                             "--json", "--no-record"])
+    queries.write_text(
+        json.dumps({"q": "etcd fsync is slow", "rel": ["x"]}) + "\n\n", encoding="utf-8"
+    )
+    code, out, _ = run_main(
+        [
+            "query",
+            CRASHLOOP_QUERY,
+            "recipe for chocolate cake",
+            "--queries-file",
+            str(queries),
+            *runbooks_args(runbooks),
+            "--json",
+            "--no-record",
+        ]
+    )
     assert code == 0
     lines = out.strip().splitlines()
     assert len(lines) == 3
@@ -257,8 +295,9 @@ def test_query_json_prints_one_contract_object_per_query(runbooks, tmp_path):
 
 @pytest.mark.shared_data
 def test_query_readable_output_and_recording(runbooks, tmp_path, monkeypatch):
-    monkeypatch.setenv("LOOKUP_KNOWLEDGE_INVOCATION_DB_URL",
-                       f"sqlite:///{tmp_path / 'records.sqlite3'}")
+    monkeypatch.setenv(
+        "LOOKUP_KNOWLEDGE_INVOCATION_DB_URL", f"sqlite:///{tmp_path / 'records.sqlite3'}"
+    )
     code, out, _ = run_main(["query", CRASHLOOP_QUERY, *runbooks_args(runbooks)])
     assert code == 0
     assert out.startswith(f"Q: {CRASHLOOP_QUERY}\n")

@@ -38,17 +38,27 @@ def generated_kb(root: Path, files: int = 60) -> Path:
     for i in range(files):
         path = kb / f"team{i % 3}" / f"note-{i:02d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# Note {i}\n## Symptom\nQueue {i} is growing. " * 2
-                        + f"\n## Fix\nScale consumer {i}.\n", encoding="utf-8")
+        path.write_text(
+            f"# Note {i}\n## Symptom\nQueue {i} is growing. " * 2
+            + f"\n## Fix\nScale consumer {i}.\n",
+            encoding="utf-8",
+        )
     return kb
 
 
 @pytest.mark.slow
-async def test_20_concurrent_lookups_while_another_collection_is_ingested(settings,
-                                                                          real_embeddings):
+async def test_20_concurrent_lookups_while_another_collection_is_ingested(
+    settings, real_embeddings
+):
     ingest_folder(SAMPLE_KB, settings, embeddings=real_embeddings, show_progress=False)
-    other = settings.model_copy(update={"collection": "incoming", "insert_batch_size": 8,
-                                        "chunk_size": 200, "chunk_overlap": 20})
+    other = settings.model_copy(
+        update={
+            "collection": "incoming",
+            "insert_batch_size": 8,
+            "chunk_size": 200,
+            "chunk_overlap": 20,
+        }
+    )
     kb = generated_kb(Path(settings.data_dir))
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
 
@@ -61,8 +71,9 @@ async def test_20_concurrent_lookups_while_another_collection_is_ingested(settin
 
     def ingest() -> None:
         try:
-            outcome["report"] = ingest_folder(kb, other, embeddings=real_embeddings,
-                                              on_progress=on_progress, show_progress=False)
+            outcome["report"] = ingest_folder(
+                kb, other, embeddings=real_embeddings, on_progress=on_progress, show_progress=False
+            )
         except Exception as exc:  # reported by the assertion below
             outcome["error"] = exc
 
@@ -70,8 +81,10 @@ async def test_20_concurrent_lookups_while_another_collection_is_ingested(settin
     thread.start()
     try:
         assert await asyncio.to_thread(first_group_written.wait, 120)
-        tasks = [asyncio.create_task(tool.ainvoke(tool_call(QUESTIONS[i % 5][0], f"call-{i}")))
-                 for i in range(20)]
+        tasks = [
+            asyncio.create_task(tool.ainvoke(tool_call(QUESTIONS[i % 5][0], f"call-{i}")))
+            for i in range(20)
+        ]
         await asyncio.sleep(0)
         assert thread.is_alive()  # the ingest is mid-way (held in its progress callback)
         lookups_started.set()
@@ -94,18 +107,23 @@ async def test_20_concurrent_lookups_while_another_collection_is_ingested(settin
     assert len(report.indexed) == len(catalog) == 60  # the ingest lost nothing either
 
 
-def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(sample_kb_store,
-                                                                     real_embeddings, tmp_path):
+def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(
+    sample_kb_store, real_embeddings, tmp_path
+):
     settings = sample_kb_store.model_copy(
-        update={"invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}"})
+        update={"invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}"}
+    )
     graph = build_lookup_graph(settings, embeddings=real_embeddings)
     tool = create_lookup_knowledge_tool(settings, graph=graph)
 
     def worker(thread_no: int) -> list:
         async def lookups() -> list:
-            return await asyncio.gather(*(
-                tool.ainvoke(tool_call(QUESTIONS[(thread_no + i) % 5][0], f"t{thread_no}-{i}"))
-                for i in range(4)))
+            return await asyncio.gather(
+                *(
+                    tool.ainvoke(tool_call(QUESTIONS[(thread_no + i) % 5][0], f"t{thread_no}-{i}"))
+                    for i in range(4)
+                )
+            )
 
         return asyncio.run(lookups())
 

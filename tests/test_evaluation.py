@@ -48,7 +48,8 @@ def run_json(argv: list[str]) -> dict[str, Any]:
 def test_ndcg_matches_hand_computed_values():
     # DCG = 1/log2(2) + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3)
     assert ndcg_at_k(["a", "x", "b"], {"a": 1, "b": 1}, 10) == pytest.approx(
-        1.5 / (1 + 1 / math.log2(3)))
+        1.5 / (1 + 1 / math.log2(3))
+    )
     assert ndcg_at_k(["a", "b"], {"a": 1, "b": 1}, 10) == pytest.approx(1.0)
     assert ndcg_at_k(["x", "y"], {"a": 1}, 10) == 0.0
     # graded: the grade-2 document first is ideal; swapped is not
@@ -85,9 +86,19 @@ def test_percentile_interpolates():
 
 
 def test_eval_queries_scores_the_pipeline_and_bare_baselines(sample_kb_store):
-    report = run_json(["eval", "queries", str(QUESTIONS), "--uri",
-                       str(sample_kb_store.milvus_uri), "--collection", sample_kb_store.collection,
-                       "--kb", str(SAMPLE_KB)])
+    report = run_json(
+        [
+            "eval",
+            "queries",
+            str(QUESTIONS),
+            "--uri",
+            str(sample_kb_store.milvus_uri),
+            "--collection",
+            sample_kb_store.collection,
+            "--kb",
+            str(SAMPLE_KB),
+        ]
+    )
     assert report["questions"] == 12
     for key in ("recall@5", "recall@10", "mrr@10", "ndcg@10"):
         assert 0.0 <= report[key] <= 1.0
@@ -97,14 +108,24 @@ def test_eval_queries_scores_the_pipeline_and_bare_baselines(sample_kb_store):
     assert report["recall@5"] >= 0.6  # the sample questions are answerable
     assert report["pipeline"]["timing"]["p50_ms"] > 0
     assert report["recall@5_vs_dense"] == pytest.approx(
-        report["recall@5"] - report["baselines"]["dense"]["recall@5"], abs=1e-3)
+        report["recall@5"] - report["baselines"]["dense"]["recall@5"], abs=1e-3
+    )
 
 
 def test_eval_queries_names_a_bad_questions_file(sample_kb_store, tmp_path: Path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"q": "disk full"}\n', encoding="utf-8")
-    code = main(["eval", "queries", str(bad), "--uri", str(sample_kb_store.milvus_uri),
-                 "--collection", sample_kb_store.collection])
+    code = main(
+        [
+            "eval",
+            "queries",
+            str(bad),
+            "--uri",
+            str(sample_kb_store.milvus_uri),
+            "--collection",
+            sample_kb_store.collection,
+        ]
+    )
     assert code == 2
     assert "bad.jsonl:1" in capsys.readouterr().err
 
@@ -120,14 +141,23 @@ def write_beir_from_sample_kb(folder: Path) -> int:
     with (folder / "corpus.jsonl").open("w", encoding="utf-8") as corpus:
         for path in iter_markdown_files(SAMPLE_KB):
             doc = load_document(path, SAMPLE_KB, 1_000_000)
-            corpus.write(json.dumps({"_id": path.stem, "title": doc.title,  # type: ignore[union-attr]
-                                     "text": doc.body}) + "\n")  # type: ignore[union-attr]
+            corpus.write(
+                json.dumps(
+                    {
+                        "_id": path.stem,
+                        "title": doc.title,  # type: ignore[union-attr]
+                        "text": doc.body,
+                    }
+                )
+                + "\n"
+            )  # type: ignore[union-attr]
     rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
     with (folder / "queries.jsonl").open("w", encoding="utf-8") as queries:
         for i, row in enumerate(rows):
             queries.write(json.dumps({"_id": f"q{i}", "text": row["q"]}) + "\n")
     lines = ["query-id\tcorpus-id\tscore"] + [
-        f"q{i}\t{rel}\t1" for i, row in enumerate(rows) for rel in row["rel"]]
+        f"q{i}\t{rel}\t1" for i, row in enumerate(rows) for rel in row["rel"]
+    ]
     (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(rows)
 
@@ -168,14 +198,32 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
 
     open_client(sample_kb_store)  # held by this process: the cold-start child must be skipped
     questions = tmp_path / "q.jsonl"
-    questions.write_text("\n".join(QUESTIONS.read_text(encoding="utf-8").splitlines()[:3]),
-                         encoding="utf-8")
-    report = run_json(["bench", "--uri", str(sample_kb_store.milvus_uri), "--collection",
-                       sample_kb_store.collection, "--rounds", "3", "--queries-file",
-                       str(questions)])
-    for key in ("lookup_p50_ms", "bare_p50_ms", "lookup_vs_bare_p50_ratio",
-                "retry_vs_bare_p50_ratio", "lookup_cached_p50_ms", "ingest_chunks_per_s",
-                "bare_ingest_chunks_per_s", "peak_rss_mb"):
+    questions.write_text(
+        "\n".join(QUESTIONS.read_text(encoding="utf-8").splitlines()[:3]), encoding="utf-8"
+    )
+    report = run_json(
+        [
+            "bench",
+            "--uri",
+            str(sample_kb_store.milvus_uri),
+            "--collection",
+            sample_kb_store.collection,
+            "--rounds",
+            "3",
+            "--queries-file",
+            str(questions),
+        ]
+    )
+    for key in (
+        "lookup_p50_ms",
+        "bare_p50_ms",
+        "lookup_vs_bare_p50_ratio",
+        "retry_vs_bare_p50_ratio",
+        "lookup_cached_p50_ms",
+        "ingest_chunks_per_s",
+        "bare_ingest_chunks_per_s",
+        "peak_rss_mb",
+    ):
         assert isinstance(report[key], int | float) and report[key] > 0, key
     assert report["latency"]["lookup"]["n"] == 9  # 3 questions x 3 rounds
     # the forced retry really retried (every measured retry lookup went through the retry node)

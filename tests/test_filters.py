@@ -31,7 +31,7 @@ ADVERSARIAL = [
     'a" or id >= 0 or tag == "',
     "x\\",
     '\\"',
-    "\\\\\" or true or \"",
+    '\\\\" or true or "',
     "tenant == 'b'",
     ") or (1 == 1",
     "line\nbreak\r\n",
@@ -74,7 +74,7 @@ def test_condition_has_one_literal_whatever_the_value(value: str) -> None:
     expr = condition("tenant", value)
     prefix = "tenant == "
     assert expr.startswith(prefix)
-    assert decode_literal(expr[len(prefix):]) == value
+    assert decode_literal(expr[len(prefix) :]) == value
 
 
 @given(st.text(max_size=30))
@@ -94,17 +94,18 @@ def test_json_keys_are_quoted_or_rejected(key: str) -> None:
     try:
         ref = field_ref(f'metadata["{key}"]')
     except UnsafeFilterError:
-        assert any(ch in key for ch in "\"'\\[]") or any(ord(ch) < 0x20 or ord(ch) == 0x7F
-                                                         for ch in key)
+        assert any(ch in key for ch in "\"'\\[]") or any(
+            ord(ch) < 0x20 or ord(ch) == 0x7F for ch in key
+        )
         return
     assert ref.startswith("metadata[")
     assert ref.endswith("]")
-    assert decode_literal(ref[len("metadata["):-1]) == key
+    assert decode_literal(ref[len("metadata[") : -1]) == key
 
 
 @pytest.mark.parametrize(
     "name",
-    ["tenant or 1==1", "a b", "x)", "1abc", "", "tenant;", 'metadata["a"]["b"]', "meta[\"a\\\"]"],
+    ["tenant or 1==1", "a b", "x)", "1abc", "", "tenant;", 'metadata["a"]["b"]', 'meta["a\\"]'],
 )
 def test_injecting_field_names_are_rejected(name: str) -> None:
     with pytest.raises(UnsafeFilterError):
@@ -164,8 +165,9 @@ def lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     client.create_index("t", index, sync=False)
     client.load_collection("t")
     # Row 2 is another tenant: an expression that escapes its literal would also match it.
-    client.insert("t", [{"id": 2, "tag": "b", "n": 7, "x": 0.5, "meta": {"tenant": "b"},
-                         "v": [0.0, 0.0]}])
+    client.insert(
+        "t", [{"id": 2, "tag": "b", "n": 7, "x": 0.5, "meta": {"tenant": "b"}, "v": [0.0, 0.0]}]
+    )
     yield client
     client.close()
 
@@ -176,8 +178,19 @@ def _matching(client: object, expr: str | None) -> list[int]:
 
 
 def _put(client: object, tag: str, n: int = 1, x: float = 1.0) -> None:
-    client.upsert("t", [{"id": 1, "tag": tag, "n": n, "x": x,  # type: ignore[attr-defined]
-                         "meta": {"tenant": tag}, "v": [0.0, 0.0]}])
+    client.upsert(
+        "t",
+        [
+            {
+                "id": 1,
+                "tag": tag,
+                "n": n,
+                "x": x,  # type: ignore[attr-defined]
+                "meta": {"tenant": tag},
+                "v": [0.0, 0.0],
+            }
+        ],
+    )
 
 
 def _check_string(client: object, value: str) -> None:
@@ -203,8 +216,9 @@ def test_any_unicode_value_matches_exactly_its_row_in_milvus(lite: object, value
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
-@given(n=st.integers(-(2**63), 2**63 - 1),
-       x=st.floats(allow_nan=False, allow_infinity=False, width=64))
+@given(
+    n=st.integers(-(2**63), 2**63 - 1), x=st.floats(allow_nan=False, allow_infinity=False, width=64)
+)
 def test_numbers_round_trip_through_milvus(lite: object, n: int, x: float) -> None:
     _put(lite, "num", n=n, x=x)
     assert 1 in _matching(lite, filter_to_expr({"n": n}))

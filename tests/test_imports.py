@@ -22,4 +22,4 @@ def test_all_names_import():
 
 
 def test_contract_names_are_public():
-    assert EXPECTED <= set(langchain_lookup_knowledge.__all__)
+    assert set(langchain_lookup_knowledge.__all__) >= EXPECTED

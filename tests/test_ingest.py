@@ -65,8 +65,9 @@ def chunk_rows(settings: LookupSettings, source: str | None = None) -> list[dict
     client = open_client(settings)
     expr = f'source == "{source}"' if source else 'pk != ""'
     rows = client.query(
-        settings.collection, filter=expr, output_fields=["pk", "text", "metadata", "category",
-                                                         "source"],
+        settings.collection,
+        filter=expr,
+        output_fields=["pk", "text", "metadata", "category", "source"],
     )
     return sorted(rows, key=lambda r: r["pk"])
 
@@ -89,8 +90,7 @@ GOOD = {
         f"# Disk almost full\n\n{FILLER}\n"
     ),
     "databases/domain-field.md": (
-        "---\ntitle: Replica lag\ndomain: postgres\ntags: 'replication, lag'\n---\n"
-        f"{FILLER}\n"
+        f"---\ntitle: Replica lag\ndomain: postgres\ntags: 'replication, lag'\n---\n{FILLER}\n"
     ),
     "networking/no-frontmatter.md": f"Intro line.\n\n# DNS resolution fails\n\n{FILLER}\n",
     "networking/no-heading-file.md": f"{FILLER}\n",
@@ -130,7 +130,9 @@ def mixed(milvus_db: Path, tmp_path_factory: pytest.TempPathFactory, real_embedd
     write(root, ".hidden/secret.md", "# Hidden\n\ntext")
     write(root, ".draft.md", "# Draft\n\ntext")
     settings = LookupSettings(
-        data_dir=root, milvus_uri=str(milvus_db), collection="mixed",
+        data_dir=root,
+        milvus_uri=str(milvus_db),
+        collection="mixed",
         max_file_bytes=MAX_FILE_BYTES,
     )
     report = ingest_folder(root, settings, embeddings=real_embeddings, show_progress=False)
@@ -223,8 +225,9 @@ def test_chunk_identity_is_relative_path_and_ordinal(mixed):
     root, settings, _ = mixed
     rows = chunk_rows(settings, "kubernetes/long.md")
     doc = parse_document((root / "kubernetes/long.md").read_bytes(), "kubernetes/long.md")
-    expected = [c.evidence_key for c in chunk_document(doc, settings.chunk_size,
-                                                       settings.chunk_overlap)]
+    expected = [
+        c.evidence_key for c in chunk_document(doc, settings.chunk_size, settings.chunk_overlap)
+    ]
     assert len(expected) >= 3
     assert [r["pk"] for r in rows] == sorted(expected)
     assert expected == [f"kubernetes/long.md#{i}" for i in range(len(expected))]

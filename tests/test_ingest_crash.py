@@ -68,14 +68,23 @@ def generate_kb(root: Path) -> Path:
         )
         path = kb / category / f"runbook-{i:03d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"---\ntitle: Runbook {i} {topic} alert\nkeywords: [{topic}{i}]\n---\n"
-                        f"# Runbook {i}\n{body}\n", encoding="utf-8")
+        path.write_text(
+            f"---\ntitle: Runbook {i} {topic} alert\nkeywords: [{topic}{i}]\n---\n"
+            f"# Runbook {i}\n{body}\n",
+            encoding="utf-8",
+        )
     return kb
 
 
 def kb_settings(db: Path) -> LookupSettings:
-    return LookupSettings(data_dir=db.parent, milvus_uri=str(db), collection="crash_kb",
-                          chunk_size=200, chunk_overlap=20, record_invocations=False)
+    return LookupSettings(
+        data_dir=db.parent,
+        milvus_uri=str(db),
+        collection="crash_kb",
+        chunk_size=200,
+        chunk_overlap=20,
+        record_invocations=False,
+    )
 
 
 def store_state(settings: LookupSettings) -> tuple[list[str], Counter, dict[str, int]]:
@@ -83,13 +92,17 @@ def store_state(settings: LookupSettings) -> tuple[list[str], Counter, dict[str,
     client = open_client(settings)
     try:
         ensure_loaded(client, settings.collection)
-        rows = client.query(settings.collection, filter='pk != ""',
-                            output_fields=["pk", "source"], limit=16384)
+        rows = client.query(
+            settings.collection, filter='pk != ""', output_fields=["pk", "source"], limit=16384
+        )
         catalog = load_catalog(client, settings.resolved_catalog_collection)
     finally:
         close_client(settings)
-    return ([r["pk"] for r in rows], Counter(r["source"] for r in rows),
-            {e.source: e.chunk_count for e in catalog})
+    return (
+        [r["pk"] for r in rows],
+        Counter(r["source"] for r in rows),
+        {e.source: e.chunk_count for e in catalog},
+    )
 
 
 def kill_midway(kb: Path, db: Path, marker: Path, kill_point: str) -> None:
@@ -97,7 +110,10 @@ def kill_midway(kb: Path, db: Path, marker: Path, kill_point: str) -> None:
     it kill itself at ``before_catalog``)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", INGEST_SCRIPT, str(kb), str(db), str(marker), kill_point],
-        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         while kill_point == "polled" and proc.poll() is None:
@@ -129,8 +145,9 @@ def clean_reference(tmp_path_factory, real_embeddings):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_point", ["polled", "before_catalog"])
-def test_sigkilled_ingest_rerun_matches_a_clean_ingest(tmp_path, real_embeddings,
-                                                       clean_reference, kill_point):
+def test_sigkilled_ingest_rerun_matches_a_clean_ingest(
+    tmp_path, real_embeddings, clean_reference, kill_point
+):
     kb, clean_keys, clean_per_source, clean_catalog = clean_reference
     crashed = kb_settings(tmp_path / "crashed.db")
 

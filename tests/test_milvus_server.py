@@ -60,8 +60,9 @@ def milvus_uri() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def server_kb(milvus_uri: str, tmp_path_factory: pytest.TempPathFactory,
-              real_embeddings) -> Iterator[LookupSettings]:
+def server_kb(
+    milvus_uri: str, tmp_path_factory: pytest.TempPathFactory, real_embeddings
+) -> Iterator[LookupSettings]:
     """The sample knowledge base ingested into the server (a fresh collection)."""
     settings = LookupSettings(
         data_dir=tmp_path_factory.mktemp("server_kb"),
@@ -83,8 +84,14 @@ def lacks_bm25(settings: LookupSettings) -> str | None:
     return server_lacks_bm25(open_client(settings))
 
 
-def lookup(settings: LookupSettings, embeddings: Any, query: str, *,
-           factories: dict | None = None, **state: Any) -> Any:
+def lookup(
+    settings: LookupSettings,
+    embeddings: Any,
+    query: str,
+    *,
+    factories: dict | None = None,
+    **state: Any,
+) -> Any:
     runtime = LookupRuntime(settings, embeddings=embeddings, path_factories=factories)
     return build_lookup_graph(runtime=runtime).invoke({"query": query, **state})["result"]
 
@@ -109,12 +116,14 @@ def test_hybrid_degrades_to_dense_with_a_trace_note(server_kb, real_embeddings):
     reason = lacks_bm25(server_kb)
     if reason is None:
         pytest.skip("this server has BM25: hybrid runs as hybrid")
-    result = lookup(server_kb.model_copy(update={"retrieval_mode": "hybrid"}), real_embeddings,
-                    CRASH_QUERY)
+    result = lookup(
+        server_kb.model_copy(update={"retrieval_mode": "hybrid"}), real_embeddings, CRASH_QUERY
+    )
     assert result.found
     assert result.retrieval_trace.retrieval_mode == "dense"
-    assert any("needs a BM25 field" in n and "searched dense" in n
-               for n in result.retrieval_trace.notes)
+    assert any(
+        "needs a BM25 field" in n and "searched dense" in n for n in result.retrieval_trace.notes
+    )
     assert {b.score_label.kind for b in result.evidence_blocks} == {"dense"}
 
 
@@ -122,8 +131,9 @@ def test_bm25_hybrid_search_on_the_server(server_kb, real_embeddings):
     reason = lacks_bm25(server_kb)
     if reason is not None:
         pytest.skip(f"{reason}: no hybrid dense+BM25 retrieval on this server")
-    result = lookup(server_kb.model_copy(update={"retrieval_mode": "hybrid"}), real_embeddings,
-                    CRASH_QUERY)
+    result = lookup(
+        server_kb.model_copy(update={"retrieval_mode": "hybrid"}), real_embeddings, CRASH_QUERY
+    )
     assert {b.score_label.kind for b in result.evidence_blocks} == {"hybrid"}
 
 
@@ -136,18 +146,22 @@ def test_lookups_answer_in_every_mode(server_kb, real_embeddings, mode):
 
 
 def test_both_paths_agree_on_the_server(server_kb, real_embeddings):
-    report = compare_paths(POOL_QUERY, server_kb, k=5,
-                           runtime=LookupRuntime(server_kb, embeddings=real_embeddings))
+    report = compare_paths(
+        POOL_QUERY, server_kb, k=5, runtime=LookupRuntime(server_kb, embeddings=real_embeddings)
+    )
     assert report["vectorstore"]["status"] == report["sdk"]["status"] == "ok"
     assert report["overlapAtK"] == 1.0
     vs, sdk = report["vectorstore"]["results"], report["sdk"]["results"]
-    assert [r["similarity"] for r in vs] == pytest.approx([r["similarity"] for r in sdk],
-                                                          abs=1e-5)
+    assert [r["similarity"] for r in vs] == pytest.approx([r["similarity"] for r in sdk], abs=1e-5)
 
 
 def test_auto_falls_back_to_sdk_on_the_server(server_kb, real_embeddings):
-    result = lookup(server_kb.model_copy(update={"mode": "auto"}), real_embeddings, CRASH_QUERY,
-                    factories={"vectorstore": FailingPath})
+    result = lookup(
+        server_kb.model_copy(update={"mode": "auto"}),
+        real_embeddings,
+        CRASH_QUERY,
+        factories={"vectorstore": FailingPath},
+    )
     assert result.found
     assert result.retrieval_trace.path_used == "sdk"
     assert "injected" in result.retrieval_trace.attempts[1].path_fallback
@@ -162,15 +176,30 @@ def test_sidecar_on_the_server(server_kb, real_embeddings):
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
 @pytest.mark.parametrize("field", ["category", 'metadata["category"]'])
 def test_caller_filter_on_the_server(server_kb, real_embeddings, mode, field):
-    result = lookup(server_kb.model_copy(update={"mode": mode}), real_embeddings, CRASH_QUERY,
-                    filters={field: "networking"})
+    result = lookup(
+        server_kb.model_copy(update={"mode": mode}),
+        real_embeddings,
+        CRASH_QUERY,
+        filters={field: "networking"},
+    )
     assert result.found
     assert {b.category for b in result.evidence_blocks} == {"networking"}
     assert all('"networking"' in (a.filter or "") for a in result.retrieval_trace.attempts)
 
 
-@pytest.mark.parametrize("value", ['a" or id >= 0 or tag == "', "x\\", '\\"', "nul\x00\x01\x7f",
-                                   "tab\tline\nbreak\r\n", "新 ü 😀", 'meta["k"]', ""])
+@pytest.mark.parametrize(
+    "value",
+    [
+        'a" or id >= 0 or tag == "',
+        "x\\",
+        '\\"',
+        "nul\x00\x01\x7f",
+        "tab\tline\nbreak\r\n",
+        "新 ü 😀",
+        'meta["k"]',
+        "",
+    ],
+)
 def test_escaped_values_match_exactly_their_row_on_the_server(milvus_uri, value):
     client = MilvusClient(milvus_uri)
     name = f"esc_{uuid.uuid4().hex[:8]}"
@@ -182,14 +211,21 @@ def test_escaped_values_match_exactly_their_row_on_the_server(milvus_uri, value)
     index = client.prepare_index_params()
     index.add_index("v", index_type="FLAT", metric_type="L2")
     try:
-        client.create_collection(name, schema=schema, index_params=index,
-                                 consistency_level="Strong")
-        client.insert(name, [
-            {"id": 1, "tag": value, "meta": {"tenant": value}, "v": [0.0, 0.0]},
-            {"id": 2, "tag": "b", "meta": {"tenant": "b"}, "v": [0.0, 0.0]},
-        ])
-        for expr in (filter_to_expr({"tag": value}), filter_to_expr({'meta["tenant"]': value}),
-                     filter_to_expr({"tag": [value, "zz"]})):
+        client.create_collection(
+            name, schema=schema, index_params=index, consistency_level="Strong"
+        )
+        client.insert(
+            name,
+            [
+                {"id": 1, "tag": value, "meta": {"tenant": value}, "v": [0.0, 0.0]},
+                {"id": 2, "tag": "b", "meta": {"tenant": "b"}, "v": [0.0, 0.0]},
+            ],
+        )
+        for expr in (
+            filter_to_expr({"tag": value}),
+            filter_to_expr({'meta["tenant"]': value}),
+            filter_to_expr({"tag": [value, "zz"]}),
+        ):
             assert [r["id"] for r in client.query(name, filter=expr, output_fields=["id"])] == [1]
         scoped = and_exprs(filter_to_expr({"tag": value}), "id == 2")
         assert client.query(name, filter=scoped, output_fields=["id"]) == []
@@ -200,8 +236,9 @@ def test_escaped_values_match_exactly_their_row_on_the_server(milvus_uri, value)
 
 
 @pytest.fixture(scope="module")
-def server_external(milvus_uri: str, server_kb: LookupSettings,
-                    real_embeddings) -> Iterator[LookupSettings]:
+def server_external(
+    milvus_uri: str, server_kb: LookupSettings, real_embeddings
+) -> Iterator[LookupSettings]:
     """A collection made with raw pymilvus on the server: doc_id/body/embedding/meta fields,
     no category or source column, no catalog; rows embedded with the real embedder."""
     client = MilvusClient(milvus_uri)
@@ -212,26 +249,48 @@ def server_external(milvus_uri: str, server_kb: LookupSettings,
     schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
     schema.add_field("meta", DataType.JSON)
     index = client.prepare_index_params()
-    index.add_index("embedding", index_type="HNSW", metric_type="COSINE",
-                    params={"M": 16, "efConstruction": 64})
+    index.add_index(
+        "embedding", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 64}
+    )
     client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
     rows = []
-    for rel in ("databases/pgbouncer-connection-exhaustion.md", "kubernetes/node-not-ready.md",
-                "networking/tls-certificate-expiry.md"):
+    for rel in (
+        "databases/pgbouncer-connection-exhaustion.md",
+        "kubernetes/node-not-ready.md",
+        "networking/tls-certificate-expiry.md",
+    ):
         doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
         chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
         texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
-        for chunk, text, vector in zip(chunks, texts, real_embeddings.embed_documents(texts),
-                                       strict=True):
-            rows.append({"doc_id": chunk.evidence_key, "body": text, "embedding": vector,
-                         "meta": {"category": chunk.category, "source": chunk.source,
-                                  "title": chunk.title, "breadcrumb": chunk.breadcrumb}})
+        for chunk, text, vector in zip(
+            chunks, texts, real_embeddings.embed_documents(texts), strict=True
+        ):
+            rows.append(
+                {
+                    "doc_id": chunk.evidence_key,
+                    "body": text,
+                    "embedding": vector,
+                    "meta": {
+                        "category": chunk.category,
+                        "source": chunk.source,
+                        "title": chunk.title,
+                        "breadcrumb": chunk.breadcrumb,
+                    },
+                }
+            )
     client.insert(name, rows)
     client.flush(name)
     client.close()
-    settings = server_kb.model_copy(update={
-        "collection": name, "id_field": "doc_id", "content_field": "body",
-        "vector_field": "embedding", "metadata_field": "meta", "index_type": "HNSW"})
+    settings = server_kb.model_copy(
+        update={
+            "collection": name,
+            "id_field": "doc_id",
+            "content_field": "body",
+            "vector_field": "embedding",
+            "metadata_field": "meta",
+            "index_type": "HNSW",
+        }
+    )
     yield settings
     cleanup = MilvusClient(milvus_uri)
     cleanup.drop_collection(name)
@@ -240,8 +299,9 @@ def server_external(milvus_uri: str, server_kb: LookupSettings,
 
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
 def test_existing_collection_on_the_server(server_external, real_embeddings, mode):
-    runtime = LookupRuntime(server_external.model_copy(update={"mode": mode}),
-                            embeddings=real_embeddings)
+    runtime = LookupRuntime(
+        server_external.model_copy(update={"mode": mode}), embeddings=real_embeddings
+    )
     layout = runtime.layout
     assert (layout.index_type, layout.category_ref()) == ("HNSW", 'meta["category"]')
     result = build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY})["result"]
@@ -254,7 +314,8 @@ def test_existing_collection_on_the_server(server_external, real_embeddings, mod
     unscoped = build_lookup_graph(runtime=runtime).invoke({"query": tls})["result"]
     assert unscoped.evidence_blocks[0].category == "networking"
     scoped = build_lookup_graph(runtime=runtime).invoke(
-        {"query": tls, "filters": {'meta["category"]': "databases"}})["result"]
+        {"query": tls, "filters": {'meta["category"]': "databases"}}
+    )["result"]
     attempt = scoped.retrieval_trace.attempts[0]
     assert attempt.filter == '(meta["category"] == "databases")'
     assert attempt.candidates > 0
@@ -262,11 +323,13 @@ def test_existing_collection_on_the_server(server_external, real_embeddings, mod
 
 
 def test_existing_collection_mismatches_on_the_server(server_external, real_embeddings):
-    wrong_metric = LookupRuntime(server_external.model_copy(update={"metric_type": "IP"}),
-                                 embeddings=real_embeddings)
+    wrong_metric = LookupRuntime(
+        server_external.model_copy(update={"metric_type": "IP"}), embeddings=real_embeddings
+    )
     with pytest.raises(SchemaMismatchError, match="metric COSINE"):
         _ = wrong_metric.layout
-    missing = LookupRuntime(server_external.model_copy(update={"collection": "no_such_kb"}),
-                            embeddings=real_embeddings)
+    missing = LookupRuntime(
+        server_external.model_copy(update={"collection": "no_such_kb"}), embeddings=real_embeddings
+    )
     with pytest.raises(StoreUnavailableError, match="does not exist"):
         _ = missing.layout

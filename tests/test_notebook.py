@@ -41,13 +41,19 @@ def outputs_text(nb: nbformat.NotebookNode) -> str:
 def test_quickstart_notebook_executes_offline(tmp_path, monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), (
-        "commit the notebook without outputs")
+        "commit the notebook without outputs"
+    )
     # Point every default the package could fall back to at a throw-away folder.
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(tmp_path / "defaults"))
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    client = NotebookClient(nb, km=kernel_manager(), timeout=240, allow_errors=False,
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
+    client = NotebookClient(
+        nb,
+        km=kernel_manager(),
+        timeout=240,
+        allow_errors=False,
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
+    )
     client.execute()
 
     text = outputs_text(nb)

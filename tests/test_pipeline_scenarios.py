@@ -51,8 +51,14 @@ def section(heading: str, directive: str, size: int = 800) -> str:
     return f"## {heading}\n\n{body.strip()} [[{directive}]]\n"
 
 
-def doc(title: str, directive: str, *, keywords: list[str] | None = None,
-        entities: list[str] | None = None, sections: list[tuple[str, str]] | None = None) -> str:
+def doc(
+    title: str,
+    directive: str,
+    *,
+    keywords: list[str] | None = None,
+    entities: list[str] | None = None,
+    sections: list[tuple[str, str]] | None = None,
+) -> str:
     front = [f"title: {title}"]
     if keywords:
         front.append(f"keywords: [{', '.join(keywords)}]")
@@ -65,10 +71,12 @@ def doc(title: str, directive: str, *, keywords: list[str] | None = None,
 
 
 KB = {
-    "compute/worker-restarts.md": doc("Worker Restarts", "alpha=0.80", keywords=["restartloop"],
-                                      entities=["kubeletx"]),
+    "compute/worker-restarts.md": doc(
+        "Worker Restarts", "alpha=0.80", keywords=["restartloop"], entities=["kubeletx"]
+    ),
     "compute/scheduler-backlog.md": doc(
-        "Scheduler Backlog", "",
+        "Scheduler Backlog",
+        "",
         sections=[("Queue", "alpha=0.90"), ("Workers", "alpha=0.88"), ("Limits", "alpha=0.86")],
     ),
     "storage/disk-fill.md": doc("Volume Capacity", "beta=0.90", keywords=["diskfill"]),
@@ -126,8 +134,9 @@ def recorded(store, fake, tmp_path):
     def _run(query: str, **overrides: Any) -> tuple[LookupResult, dict[str, Any]]:
         recorder = SqlInvocationRecorder(url)
         before = len(recorder.rows())
-        result = lookup(store, fake, query, record_invocations=True, invocation_db_url=url,
-                        **overrides)
+        result = lookup(
+            store, fake, query, record_invocations=True, invocation_db_url=url, **overrides
+        )
         rows = recorder.rows()  # newest first
         assert len(rows) == before + 1
         assert rows[0]["query"] == query
@@ -249,8 +258,9 @@ def test_retrieval_layer_reflects_cooperating_retrieval(recorded):
 def test_evidence_block_contains_source_metadata(store, fake):
     result = lookup(store, fake, "alpha")
     assert result.found
-    block = next(b for b in result.evidence_blocks
-                 if b.evidence_key == "compute/scheduler-backlog.md#1")
+    block = next(
+        b for b in result.evidence_blocks if b.evidence_key == "compute/scheduler-backlog.md#1"
+    )
     assert block.source == "compute/scheduler-backlog.md"
     assert block.title == "Scheduler Backlog"
     assert block.breadcrumb == "Scheduler Backlog > Workers"
@@ -268,8 +278,18 @@ def test_evidence_block_contains_source_metadata(store, fake):
         assert other.content
         assert other.hit_reasons
     wire = result.to_json_dict()["evidenceBlocks"][0]
-    for key in ("evidenceKey", "source", "title", "breadcrumb", "category", "retrievalLayer",
-                "content", "score", "scoreLabel", "hitReasons"):
+    for key in (
+        "evidenceKey",
+        "source",
+        "title",
+        "breadcrumb",
+        "category",
+        "retrievalLayer",
+        "content",
+        "score",
+        "scoreLabel",
+        "hitReasons",
+    ):
         assert key in wire
 
 
@@ -284,8 +304,9 @@ def test_evidence_blocks_are_primary_contract(store, fake):
         assert block.source in result.context_pack.text
         assert block.evidence_key in result.context_pack.text
     tool = create_lookup_knowledge_tool(store, embeddings=fake)
-    message = tool.invoke({"type": "tool_call", "id": "c1", "name": "lookup_knowledge",
-                           "args": {"query": "alpha"}})
+    message = tool.invoke(
+        {"type": "tool_call", "id": "c1", "name": "lookup_knowledge", "args": {"query": "alpha"}}
+    )
     assert result.context_pack.text in message.content
     assert message.artifact["evidenceBlocks"] == wire["evidenceBlocks"]
 
@@ -295,10 +316,8 @@ def test_evidence_blocks_are_primary_contract(store, fake):
 
 def test_chunk_level_dedup_keeps_distinct_chunks(store, fake):
     result = lookup(store, fake, "alpha")
-    assert keys(result)[:2] == ["compute/scheduler-backlog.md#0",
-                                "compute/scheduler-backlog.md#1"]
-    same_source = [b for b in result.evidence_blocks
-                   if b.source == "compute/scheduler-backlog.md"]
+    assert keys(result)[:2] == ["compute/scheduler-backlog.md#0", "compute/scheduler-backlog.md#1"]
+    same_source = [b for b in result.evidence_blocks if b.source == "compute/scheduler-backlog.md"]
     assert len(same_source) == 2  # distinct chunks kept, then the per-document cap of 2
     assert "compute/scheduler-backlog.md#2" not in keys(result)
     assert "compute/worker-restarts.md#0" in keys(result)
@@ -423,8 +442,14 @@ def test_both_attempts_fail_returns_no_evidence(store, fake):
 
 def test_evidence_result_contains_context_and_traces(store, fake):
     wire = lookup(store, fake, "alpha restartloop").to_json_dict()
-    for key in ("evidenceBlocks", "contextPack", "retrievalTrace", "rerankTrace",
-                "relevanceLevel", "completenessHint"):
+    for key in (
+        "evidenceBlocks",
+        "contextPack",
+        "retrievalTrace",
+        "rerankTrace",
+        "relevanceLevel",
+        "completenessHint",
+    ):
         assert key in wire
     assert wire["found"] is True
     assert wire["evidenceStatus"] == "evidence"
@@ -548,12 +573,18 @@ def test_evidence_lookup_persists_modular_detail_keys(recorded):
     result, row = recorded("alpha restartloop")
     assert result.found
     details = row["retrieval_details"]
-    for key in ("query_transform", "retrieval_trace", "context_pack_summary", "rerank_trace",
-                "evidence_blocks"):
+    for key in (
+        "query_transform",
+        "retrieval_trace",
+        "context_pack_summary",
+        "rerank_trace",
+        "evidence_blocks",
+    ):
         assert details[key], key
     assert details["query_transform"]["query"] == "alpha restartloop"
-    assert details["context_pack_summary"]["included_sources"] == \
-        result.context_pack.included_sources
+    assert (
+        details["context_pack_summary"]["included_sources"] == result.context_pack.included_sources
+    )
     assert row["found"] is True
     assert row["evidence_status"] == "evidence"
 
@@ -586,23 +617,37 @@ def test_no_evidence_lookup_still_preserves_trace(recorded):
 
 
 def test_pipeline_components_execute_in_order(store, fake, tmp_path):
-    settings = store.model_copy(update={
-        "record_invocations": True,
-        "invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}",
-    })
+    settings = store.model_copy(
+        update={
+            "record_invocations": True,
+            "invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}",
+        }
+    )
     graph = build_lookup_graph(settings, embeddings=fake)
-    order = [node for update in graph.stream({"query": "gamma lowvault"}, stream_mode="updates")
-             for node in update]
+    order = [
+        node
+        for update in graph.stream({"query": "gamma lowvault"}, stream_mode="updates")
+        for node in update
+    ]
     assert order[0] == "transform_query"
     assert order[1] in {"retrieve_vectorstore", "retrieve_sdk"}
     assert order[-4:] == ["postprocess", "pack_context", "assemble_result", "record_invocation"]
     assert "retry_unfiltered" in order
     assert order.index("retry_unfiltered") < order.index("postprocess")
     # Without a retry the same order holds.
-    plain = [node for update in graph.stream({"query": "alpha"}, stream_mode="updates")
-             for node in update]
-    assert plain == ["transform_query", plain[1], "postprocess", "pack_context",
-                     "assemble_result", "record_invocation"]
+    plain = [
+        node
+        for update in graph.stream({"query": "alpha"}, stream_mode="updates")
+        for node in update
+    ]
+    assert plain == [
+        "transform_query",
+        plain[1],
+        "postprocess",
+        "pack_context",
+        "assemble_result",
+        "record_invocation",
+    ]
 
 
 def test_tool_boundary_remains_explicit(store, fake):
@@ -612,8 +657,14 @@ def test_tool_boundary_remains_explicit(store, fake):
     schema = tool.tool_call_schema.model_json_schema()
     assert schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query"}
-    message = tool.invoke({"type": "tool_call", "id": "call-1", "name": "lookup_knowledge",
-                           "args": {"query": "beta diskfill"}})
+    message = tool.invoke(
+        {
+            "type": "tool_call",
+            "id": "call-1",
+            "name": "lookup_knowledge",
+            "args": {"query": "beta diskfill"},
+        }
+    )
     assert message.tool_call_id == "call-1"
     assert "storage/disk-fill.md" in message.content
     assert message.artifact["found"] is True

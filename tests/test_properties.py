@@ -32,9 +32,34 @@ from langchain_lookup_knowledge.store.filters import condition, filter_to_expr, 
 # operators, control characters, line breaks, any script.
 NASTY = st.one_of(
     st.text(max_size=40),
-    st.lists(st.sampled_from(['"', "'", "\\", " or ", "==", "!=", " || ", "true", "\n", "\r",
-                              "\t", "\x00", "\x1b", "(", ")", "[", "]", "%", "中", "🔥", "a"]),
-             max_size=12).map("".join),
+    st.lists(
+        st.sampled_from(
+            [
+                '"',
+                "'",
+                "\\",
+                " or ",
+                "==",
+                "!=",
+                " || ",
+                "true",
+                "\n",
+                "\r",
+                "\t",
+                "\x00",
+                "\x1b",
+                "(",
+                ")",
+                "[",
+                "]",
+                "%",
+                "中",
+                "🔥",
+                "a",
+            ]
+        ),
+        max_size=12,
+    ).map("".join),
 )
 
 
@@ -52,8 +77,9 @@ class ValueTable:
         schema.add_field("vec", DataType.FLOAT_VECTOR, dim=2)
         index = self.client.prepare_index_params()
         index.add_index("vec", index_type="FLAT", metric_type="L2")
-        self.client.create_collection(self.name, schema=schema, index_params=index,
-                                      consistency_level="Strong")
+        self.client.create_collection(
+            self.name, schema=schema, index_params=index, consistency_level="Strong"
+        )
         self.pks_by_value: dict[str, set[int]] = defaultdict(set)
         self._ids = itertools.count()
 
@@ -87,7 +113,8 @@ def test_quoted_value_matches_exactly_its_rows_in_milvus(value_table, value, oth
     assert value_table.pks(condition("v", value)) == expected
     assert value_table.pks(condition('meta["k"]', value)) == expected
     assert value_table.pks(filter_to_expr({"v": [value, other]})) == (
-        expected | value_table.pks_by_value[other])
+        expected | value_table.pks_by_value[other]
+    )
     # A negated condition selects the complement: no value escapes its literal.
     everything = set().union(*value_table.pks_by_value.values())
     assert value_table.pks(f"not ({condition('v', value)})") == everything - expected
@@ -109,8 +136,26 @@ ENTRY = st.builds(
 )
 QUERY = st.one_of(
     st.text(max_size=200),
-    st.lists(st.sampled_from(["pod", "Nodes", "数据库", "解析失败", "KubePodCrashLooping", " ",
-                              "-", "🔥", "\x00", "ǅ", "ﬁ", "İ", "ß"]), max_size=15).map("".join),
+    st.lists(
+        st.sampled_from(
+            [
+                "pod",
+                "Nodes",
+                "数据库",
+                "解析失败",
+                "KubePodCrashLooping",
+                " ",
+                "-",
+                "🔥",
+                "\x00",
+                "ǅ",
+                "ﬁ",
+                "İ",
+                "ß",
+            ]
+        ),
+        max_size=15,
+    ).map("".join),
 )
 
 
@@ -145,8 +190,20 @@ def test_l0_matches_an_entry_queried_by_its_own_keyword(entries, data):
 LINE = st.one_of(
     st.text(max_size=80),
     st.text(min_size=150, max_size=600),  # longer than a chunk: split with overlap
-    st.sampled_from(["# Title", "## Section", "### Deeper ##", "```", "~~~", "", "   ", "。",
-                     "First sentence. Second sentence. Third one.", "\t# not a heading"]),
+    st.sampled_from(
+        [
+            "# Title",
+            "## Section",
+            "### Deeper ##",
+            "```",
+            "~~~",
+            "",
+            "   ",
+            "。",
+            "First sentence. Second sentence. Third one.",
+            "\t# not a heading",
+        ]
+    ),
     st.text(alphabet="数据库连接池满了。重启服务，检查日志", min_size=1, max_size=300),
 )
 BODY = st.lists(LINE, min_size=1, max_size=30).map("\n".join)
@@ -161,15 +218,19 @@ def effective_overlap(body: str, chunk_size: int, overlap: int) -> int:
 
 
 @settings(max_examples=150, deadline=None)
-@given(body=BODY, title=st.text(max_size=30),
-       sizes=st.sampled_from([(200, 40), (1200, 150), (250, 60)]))
+@given(
+    body=BODY,
+    title=st.text(max_size=30),
+    sizes=st.sampled_from([(200, 40), (1200, 150), (250, 60)]),
+)
 def test_chunks_cover_every_line_of_any_body(body, title, sizes):
     """Coverage: for every line with visible text, every run of ``w`` consecutive characters
     (``w`` = min(line length, the chunker's overlap)) appears inside one chunk's text. So short
     lines appear whole, and a long line split across chunks loses no character at the seams."""
     chunk_size, overlap = sizes
-    doc = KnowledgeDocument(source="kb/doc.md", title=title or "doc", category="ops",
-                            body=body, content_hash="0")
+    doc = KnowledgeDocument(
+        source="kb/doc.md", title=title or "doc", category="ops", body=body, content_hash="0"
+    )
     chunks = chunk_document(doc, chunk_size, overlap)
     if not body.strip():
         assert chunks == []

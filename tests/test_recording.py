@@ -22,13 +22,22 @@ except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.agent_fakes import failing_graph
     from tests.servers import ServerUnavailable, start_postgres
 
-DETAIL_KEYS = {"query_transform", "retrieval_trace", "context_pack_summary", "rerank_trace",
-               "evidence_blocks"}
+DETAIL_KEYS = {
+    "query_transform",
+    "retrieval_trace",
+    "context_pack_summary",
+    "rerank_trace",
+    "evidence_blocks",
+}
 
 
 def call(query: str, call_id: str = "c1") -> dict:
-    return {"type": "tool_call", "id": call_id, "name": "lookup_knowledge",
-            "args": {"query": query}}
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "lookup_knowledge",
+        "args": {"query": query},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +85,10 @@ def test_two_lookups_give_two_rows_with_retrieval_details(db_url, tool_for):
     first = tool.invoke(call("my pod keeps crashing and restarting"))
     second = tool.invoke(call("PVC stuck in Pending"))
     rows = read_rows(db_url)
-    assert [r["query"] for r in rows] == ["my pod keeps crashing and restarting",
-                                          "PVC stuck in Pending"]
+    assert [r["query"] for r in rows] == [
+        "my pod keeps crashing and restarting",
+        "PVC stuck in Pending",
+    ]
     for row, msg in zip(rows, [first, second], strict=True):
         artifact = msg.artifact
         trace = artifact["retrievalTrace"]
@@ -89,21 +100,25 @@ def test_two_lookups_give_two_rows_with_retrieval_details(db_url, tool_for):
         assert row["retrieval_layer"] == artifact["retrievalLayer"]
         assert row["error"] is None
         # Latency of the whole lookup: at least query transformation plus every L1 attempt.
-        parts = trace["timingsMs"]["transform_query"] + sum(a["latencyMs"]
-                                                              for a in trace["attempts"])
+        parts = trace["timingsMs"]["transform_query"] + sum(
+            a["latencyMs"] for a in trace["attempts"]
+        )
         assert row["latency_ms"] >= parts
         assert row["latency_ms"] == trace["timingsMs"]["total"]
         details = row["retrieval_details"]
         assert set(details) >= DETAIL_KEYS
         assert details["query_transform"]["query"] == row["query"]
         assert details["retrieval_trace"]["attempts"] == trace["attempts"]
-        assert details["context_pack_summary"]["included_sources"] == (
-            artifact["contextPack"]["includedSources"])
+        assert (
+            details["context_pack_summary"]["included_sources"]
+            == (artifact["contextPack"]["includedSources"])
+        )
         assert details["rerank_trace"] == artifact["rerankTrace"]
         assert details["rerank_trace"]
         # Evidence summaries, full content cut to a preview.
-        for summary, block in zip(details["evidence_blocks"], artifact["evidenceBlocks"],
-                                  strict=True):
+        for summary, block in zip(
+            details["evidence_blocks"], artifact["evidenceBlocks"], strict=True
+        ):
             assert "content" not in summary
             assert summary["source"] == block["source"]
             assert summary["hit_reasons"]
@@ -113,10 +128,16 @@ def test_two_lookups_give_two_rows_with_retrieval_details(db_url, tool_for):
 
 async def test_twenty_concurrent_lookups_give_twenty_rows(db_url, tool_for):
     tool = tool_for(db_url)
-    questions = ["pod keeps restarting", "etcd is slow", "redis evicting keys",
-                 "TLS certificate expired", "disk full on a node"]
-    msgs = await asyncio.gather(*(tool.ainvoke(call(f"{questions[i % 5]} ({i})", f"c{i}"))
-                                  for i in range(20)))
+    questions = [
+        "pod keeps restarting",
+        "etcd is slow",
+        "redis evicting keys",
+        "TLS certificate expired",
+        "disk full on a node",
+    ]
+    msgs = await asyncio.gather(
+        *(tool.ainvoke(call(f"{questions[i % 5]} ({i})", f"c{i}")) for i in range(20))
+    )
     assert all(m.status == "success" for m in msgs)
     recording = [m.artifact["retrievalTrace"]["recording"] for m in msgs]
     assert all(r["status"] == "ok" for r in recording)
@@ -133,8 +154,18 @@ def test_schema_creation_is_idempotent(db_url):
         create_schema(second.engine)
         assert inspect(second.engine).has_table("tool_invocation")
         columns = {c["name"] for c in inspect(second.engine).get_columns("tool_invocation")}
-        assert columns == {"id", "tool_name", "query", "created_at", "latency_ms", "found",
-                           "evidence_status", "retrieval_layer", "retrieval_details", "error"}
+        assert columns == {
+            "id",
+            "tool_name",
+            "query",
+            "created_at",
+            "latency_ms",
+            "found",
+            "evidence_status",
+            "retrieval_layer",
+            "retrieval_details",
+            "error",
+        }
     finally:
         first.dispose()
         second.dispose()
@@ -144,7 +175,8 @@ def test_failed_retrieval_is_recorded_with_its_error(db_url, sample_kb_store, re
     settings = sample_kb_store.model_copy(update={"invocation_db_url": db_url})
     recorder = SqlInvocationRecorder(db_url)
     tool = create_lookup_knowledge_tool(
-        settings, graph=failing_graph(settings, real_embeddings, recorder=recorder))
+        settings, graph=failing_graph(settings, real_embeddings, recorder=recorder)
+    )
     msg = tool.invoke(call("node is NotReady"))
     recorder.dispose()
     assert msg.status == "error"
@@ -153,8 +185,10 @@ def test_failed_retrieval_is_recorded_with_its_error(db_url, sample_kb_store, re
     assert row["evidence_status"] == "no_evidence"
     assert "injected outage" in row["error"]
     attempts = row["retrieval_details"]["retrieval_trace"]["attempts"]
-    assert [(a["path"], a["status"]) for a in attempts] == [("vectorstore", "error"),
-                                                           ("sdk", "error")]
+    assert [(a["path"], a["status"]) for a in attempts] == [
+        ("vectorstore", "error"),
+        ("sdk", "error"),
+    ]
 
 
 def test_fallback_reason_is_persisted(tmp_path, tool_for):
@@ -164,10 +198,14 @@ def test_fallback_reason_is_persisted(tmp_path, tool_for):
     details = row["retrieval_details"]
     assert details["fallback_reason"] == "filtered_vector_low_quality"
     assert details["retrieval_trace"]["fallbackReason"] == "filtered_vector_low_quality"
-    assert details["retrieval_trace"]["selectedAttempt"] == (
-        msg.artifact["retrievalTrace"]["selectedAttempt"])
-    assert [a["name"] for a in details["retrieval_trace"]["attempts"]] == ["filtered",
-                                                                          "unfiltered_retry"]
+    assert (
+        details["retrieval_trace"]["selectedAttempt"]
+        == (msg.artifact["retrievalTrace"]["selectedAttempt"])
+    )
+    assert [a["name"] for a in details["retrieval_trace"]["attempts"]] == [
+        "filtered",
+        "unfiltered_retry",
+    ]
 
 
 def test_unwritable_database_never_fails_the_lookup(tmp_path, tool_for, caplog):
@@ -193,13 +231,16 @@ class RaisingRecorder:
 
 
 def test_raising_recorder_never_fails_the_lookup(sample_kb_store, real_embeddings):
-    tool = create_lookup_knowledge_tool(sample_kb_store, embeddings=real_embeddings,
-                                        recorder=RaisingRecorder())
+    tool = create_lookup_knowledge_tool(
+        sample_kb_store, embeddings=real_embeddings, recorder=RaisingRecorder()
+    )
     msg = tool.invoke(call("alertmanager is not sending notifications"))
     assert msg.status == "success"
     assert msg.artifact["found"] is True
     assert msg.artifact["retrievalTrace"]["recording"] == {
-        "status": "error", "error": "RuntimeError: records database is down (injected)"}
+        "status": "error",
+        "error": "RuntimeError: records database is down (injected)",
+    }
 
 
 def test_recording_can_be_switched_off(tmp_path, tool_for):

@@ -72,15 +72,17 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> N
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t  \r\n", "\x00\x07\x1b"])
-def test_empty_or_whitespace_query_raises_invalid_query_error(sample_kb_store, real_embeddings,
-                                                               query):
+def test_empty_or_whitespace_query_raises_invalid_query_error(
+    sample_kb_store, real_embeddings, query
+):
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings, recorder=None)
     with pytest.raises(InvalidQueryError, match="empty"):
         graph.invoke({"query": query})
 
 
-async def test_tool_turns_whitespace_query_into_an_error_the_model_reads(sample_kb_store,
-                                                                         real_embeddings):
+async def test_tool_turns_whitespace_query_into_an_error_the_model_reads(
+    sample_kb_store, real_embeddings
+):
     tool = create_lookup_knowledge_tool(sample_kb_store, embeddings=real_embeddings)
     message = tool.invoke(tool_call("   "))
     assert isinstance(message, ToolMessage)
@@ -97,8 +99,9 @@ def test_cli_whitespace_query_exits_2_with_one_line(tmp_path):
     assert proc.stdout == ""
 
 
-def test_overlong_query_is_truncated_with_a_trace_note_and_answered(sample_kb_store,
-                                                                   real_embeddings):
+def test_overlong_query_is_truncated_with_a_trace_note_and_answered(
+    sample_kb_store, real_embeddings
+):
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings, recorder=None)
     query = (CRASHLOOP_QUERY + " ") * 1000
     assert len(query) > sample_kb_store.max_query_chars
@@ -137,13 +140,15 @@ def test_control_characters_emoji_and_mixed_scripts_are_answered(
         assert "kubernetes/pod-crashloopbackoff.md" in [b.source for b in result.evidence_blocks]
 
 
-def test_bad_knowledge_files_are_reported_by_name_and_the_rest_indexed(settings, real_embeddings,
-                                                                      tmp_path):
+def test_bad_knowledge_files_are_reported_by_name_and_the_rest_indexed(
+    settings, real_embeddings, tmp_path
+):
     kb = tmp_path / "kb"
     (kb / "ops").mkdir(parents=True)
     (kb / "ops" / "good.md").write_text(
         "---\ntitle: Disk full\nkeywords: [disk]\n---\n# Disk full\nDelete old logs.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     files = {
         "ops/bad-yaml.md": (b"---\ntitle: [unclosed\nkeywords: {a: \n---\nbody\n", "YAML"),
         "ops/binary.md": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary"),
@@ -169,7 +174,7 @@ def test_bad_knowledge_files_are_reported_by_name_and_the_rest_indexed(settings,
 
 WEIRD_CATEGORIES = [
     'db" or category != "x',
-    "a\\\" or 1==1 or \\\"",
+    'a\\" or 1==1 or \\"',
     "x\\",
     "or == networking",
     "it's \"quoted\" \\ and 'single'",
@@ -192,16 +197,22 @@ def injection_store(tmp_path_factory, real_embeddings):
             f"---\ntitle: Quokka{i} relay restart\ncategory: {_yaml_single_quoted(category)}\n"
             f"keywords: [quokkarelay{i}]\n---\n# Quokka{i} relay restart\n"
             "Restart the relay service when message delivery stalls.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     for i in range(3):
         (kb / "normal" / f"n{i}.md").write_text(
             f"---\ntitle: Relay delivery stalls {i}\ncategory: messaging\n---\n"
             f"# Relay delivery stalls {i}\nRestart the relay service when message delivery "
             "stalls. Check the relay queue depth.\n",
-            encoding="utf-8")
-    s = LookupSettings(data_dir=root, milvus_uri=str(root / "milvus.db"), collection="inj",
-                       invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
-                       reference_threshold=0.0)
+            encoding="utf-8",
+        )
+    s = LookupSettings(
+        data_dir=root,
+        milvus_uri=str(root / "milvus.db"),
+        collection="inj",
+        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
+        reference_threshold=0.0,
+    )
     report = ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     assert not report.skipped
     return s
@@ -209,8 +220,9 @@ def injection_store(tmp_path_factory, real_embeddings):
 
 @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
 @pytest.mark.parametrize("index", range(len(WEIRD_CATEGORIES)))
-def test_frontmatter_category_never_changes_the_filter_meaning(injection_store, real_embeddings,
-                                                                mode, index):
+def test_frontmatter_category_never_changes_the_filter_meaning(
+    injection_store, real_embeddings, mode, index
+):
     settings = injection_store.model_copy(update={"mode": mode})
     graph = build_lookup_graph(settings, embeddings=real_embeddings, recorder=None)
     out = graph.invoke({"query": f"quokkarelay{index} is stuck again"})
@@ -240,25 +252,49 @@ def tenant_store(tmp_path_factory, real_embeddings):
     root = tmp_path_factory.mktemp("tenants")
     kb = root / "kb"
     docs = {
-        "a/dns.md": ("a", "networking", "DNS resolution fails",
-                     "CoreDNS pods return SERVFAIL; check the upstream resolvers."),
-        "a/ingress.md": ("a", "networking", "Ingress returns 502",
-                         "The ingress controller cannot reach the backend service."),
-        "b/disk.md": ("b", "storage", "Node disk is full",
-                      "The node disk is full: delete old container images and rotate logs to "
-                      "free disk space on the node."),
-        "b/dns.md": ("b", "networking", "Disk full breaks DNS cache",
-                     "When the node disk is full the DNS cache cannot write; free disk space."),
+        "a/dns.md": (
+            "a",
+            "networking",
+            "DNS resolution fails",
+            "CoreDNS pods return SERVFAIL; check the upstream resolvers.",
+        ),
+        "a/ingress.md": (
+            "a",
+            "networking",
+            "Ingress returns 502",
+            "The ingress controller cannot reach the backend service.",
+        ),
+        "b/disk.md": (
+            "b",
+            "storage",
+            "Node disk is full",
+            "The node disk is full: delete old container images and rotate logs to "
+            "free disk space on the node.",
+        ),
+        "b/dns.md": (
+            "b",
+            "networking",
+            "Disk full breaks DNS cache",
+            "When the node disk is full the DNS cache cannot write; free disk space.",
+        ),
     }
     for name, (tenant, category, title, body) in docs.items():
         path = kb / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"---\ntitle: {title}\ncategory: {category}\ntenant: {tenant}\n---\n"
-                        f"# {title}\n{body}\n", encoding="utf-8")
-    s = LookupSettings(data_dir=root, milvus_uri=str(root / "milvus.db"), collection="tenants",
-                       invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
-                       # every filtered attempt is "low quality"; every candidate is evidence
-                       reference_threshold=0.99, min_evidence_similarity=0.0)
+        path.write_text(
+            f"---\ntitle: {title}\ncategory: {category}\ntenant: {tenant}\n---\n"
+            f"# {title}\n{body}\n",
+            encoding="utf-8",
+        )
+    s = LookupSettings(
+        data_dir=root,
+        milvus_uri=str(root / "milvus.db"),
+        collection="tenants",
+        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
+        # every filtered attempt is "low quality"; every candidate is evidence
+        reference_threshold=0.99,
+        min_evidence_similarity=0.0,
+    )
     ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     return s
 
@@ -283,16 +319,19 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
     graph = build_lookup_graph(runtime=runtime)
     # Without the tenant filter the tenant-b disk doc is the best answer: the control.
     control = build_lookup_graph(tenant_store, embeddings=real_embeddings, recorder=None)
-    assert "b/disk.md" in [b.source for b in control.invoke({"query": DISK_QUERY})["result"]
-                           .evidence_blocks]
+    assert "b/disk.md" in [
+        b.source for b in control.invoke({"query": DISK_QUERY})["result"].evidence_blocks
+    ]
 
     result = graph.invoke(graph_input)["result"]
     attempts = result.retrieval_trace.attempts
     names = [a.name for a in attempts]
     assert names[0] == "filtered", attempts
     assert "unfiltered_retry" in names, attempts
-    assert result.retrieval_trace.fallback_reason in {"filtered_vector_low_quality",
-                                                      "filtered_vector_no_evidence"}
+    assert result.retrieval_trace.fallback_reason in {
+        "filtered_vector_low_quality",
+        "filtered_vector_no_evidence",
+    }
     for attempt in attempts:
         assert 'metadata["tenant"] == "a"' in (attempt.filter or ""), attempt
     if how == "auto_fallback":
@@ -308,8 +347,8 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
 # Faults: Milvus
 # --------------------------------------------------------------------------------------------
 
-def test_locked_lite_database_says_locked_by_another_process(settings, real_embeddings,
-                                                             tmp_path):
+
+def test_locked_lite_database_says_locked_by_another_process(settings, real_embeddings, tmp_path):
     db = Path(settings.resolved_milvus_uri)
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -351,8 +390,11 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
     with contextlib.ExitStack() as stack:
         port = 1 if server == "closed_port" else stack.enter_context(silent_tcp_port())
         settings = LookupSettings(
-            data_dir=tmp_path, milvus_uri=f"http://127.0.0.1:{port}", milvus_timeout_s=2,
-            mode="auto", invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
+            data_dir=tmp_path,
+            milvus_uri=f"http://127.0.0.1:{port}",
+            milvus_timeout_s=2,
+            mode="auto",
+            invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
         )
         tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
         message = tool.invoke(tool_call("etcd is slow"))
@@ -366,8 +408,10 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
     assert f"127.0.0.1:{port}" in row["error"]
     assert row["found"] is False
     attempts = row["retrieval_details"]["retrieval_trace"]["attempts"]
-    assert [(a["path"], a["status"]) for a in attempts] == [("vectorstore", "error"),
-                                                            ("sdk", "error")]
+    assert [(a["path"], a["status"]) for a in attempts] == [
+        ("vectorstore", "error"),
+        ("sdk", "error"),
+    ]
     close_all_clients()
 
 
@@ -379,10 +423,15 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
 @pytest.mark.parametrize("behaviour", ["500", "429", "timeout"])
 def test_failing_embedding_service_retries_a_bounded_number_of_times(settings, behaviour):
     with failing_embedding_server(behaviour) as (base_url, requests):
-        settings = settings.model_copy(update={
-            "embedding_provider": "openai", "openai_base_url": base_url,
-            "openai_api_key": None, "embedding_max_retries": 1, "embedding_timeout_s": 0.5,
-        })
+        settings = settings.model_copy(
+            update={
+                "embedding_provider": "openai",
+                "openai_base_url": base_url,
+                "openai_api_key": None,
+                "embedding_max_retries": 1,
+                "embedding_timeout_s": 0.5,
+            }
+        )
         embeddings = build_embeddings(settings)
         with pytest.raises(EmbeddingError) as caught:
             embeddings.embed_query("disk full")
@@ -403,10 +452,16 @@ def test_failing_embedding_service_retries_a_bounded_number_of_times(settings, b
         assert rows[0]["found"] is False
 
 
-@pytest.mark.parametrize("url", ["postgresql+psycopg://lookup:pw@127.0.0.1:1/records",
-                                 "sqlite:////proc/no-such-dir/records.sqlite3"])
-def test_recorder_down_lookup_still_answers_and_trace_says_so(sample_kb_store, real_embeddings,
-                                                              url):
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://lookup:pw@127.0.0.1:1/records",
+        "sqlite:////proc/no-such-dir/records.sqlite3",
+    ],
+)
+def test_recorder_down_lookup_still_answers_and_trace_says_so(
+    sample_kb_store, real_embeddings, url
+):
     settings = sample_kb_store.model_copy(update={"invocation_db_url": url})
     graph = build_lookup_graph(settings, embeddings=real_embeddings)
     out = graph.invoke({"query": CRASHLOOP_QUERY})

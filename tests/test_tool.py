@@ -22,8 +22,12 @@ except ImportError:  # pragma: no cover - run from the repo root as a package
 
 
 def call(query: object, call_id: str = "call_1") -> dict:
-    return {"type": "tool_call", "id": call_id, "name": "lookup_knowledge",
-            "args": {"query": query}}
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "lookup_knowledge",
+        "args": {"query": query},
+    }
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +59,14 @@ def test_tool_call_returns_cited_context_and_camelcase_artifact(tool):
     first = artifact["evidenceBlocks"][0]
     assert first["source"] == "kubernetes/pod-crashloopbackoff.md"
     assert first["evidenceKey"].startswith("kubernetes/pod-crashloopbackoff.md#")
-    assert {"contextPack", "retrievalTrace", "rerankTrace", "relevanceLevel",
-            "completenessHint", "l0Hints"} <= set(artifact)
+    assert {
+        "contextPack",
+        "retrievalTrace",
+        "rerankTrace",
+        "relevanceLevel",
+        "completenessHint",
+        "l0Hints",
+    } <= set(artifact)
     # The model reads the packed context, each block citing its source and evidenceKey.
     assert msg.content.endswith(artifact["contextPack"]["text"])
     assert f"source: {first['source']} (evidenceKey {first['evidenceKey']}" in msg.content
@@ -82,8 +92,7 @@ def test_empty_query_reaches_the_model_as_a_tool_error(tool, query):
 
 
 def test_missing_or_mistyped_argument_is_a_tool_error(tool):
-    missing = tool.invoke({"type": "tool_call", "id": "c", "name": "lookup_knowledge",
-                           "args": {}})
+    missing = tool.invoke({"type": "tool_call", "id": "c", "name": "lookup_knowledge", "args": {}})
     assert missing.status == "error"
     assert "`query`" in missing.content
     assert "required" in missing.content
@@ -104,8 +113,9 @@ def test_failed_retrieval_reaches_the_model_as_a_tool_error(kb_settings, real_em
 
 
 async def test_failed_retrieval_is_a_tool_error_under_ainvoke(kb_settings, real_embeddings):
-    tool = create_lookup_knowledge_tool(kb_settings,
-                                        graph=failing_graph(kb_settings, real_embeddings))
+    tool = create_lookup_knowledge_tool(
+        kb_settings, graph=failing_graph(kb_settings, real_embeddings)
+    )
     msg = await tool.ainvoke(call("node is not ready"))
     assert msg.status == "error"
     assert msg.content.startswith("Knowledge retrieval unavailable")
@@ -114,10 +124,12 @@ async def test_failed_retrieval_is_a_tool_error_under_ainvoke(kb_settings, real_
 def test_unopenable_store_is_a_tool_error(tmp_path, real_embeddings):
     not_a_dir = tmp_path / "plain-file"
     not_a_dir.write_text("not a directory")
-    settings = LookupSettings(data_dir=tmp_path, milvus_uri=str(not_a_dir / "milvus.db"),
-                              record_invocations=False)
+    settings = LookupSettings(
+        data_dir=tmp_path, milvus_uri=str(not_a_dir / "milvus.db"), record_invocations=False
+    )
     msg = create_lookup_knowledge_tool(settings, embeddings=real_embeddings).invoke(
-        call("disk is full"))
+        call("disk is full")
+    )
     assert msg.status == "error"
     assert msg.content.startswith("Knowledge retrieval unavailable")
     assert "milvus.db" in msg.content
@@ -128,7 +140,8 @@ async def test_ainvoke_leaves_the_event_loop_free(kb_settings, real_embeddings):
     if the lookup runs off the event loop (a blocking ``ainvoke`` times the search out)."""
     entered, gate = threading.Event(), threading.Event()
     tool = create_lookup_knowledge_tool(
-        kb_settings, graph=gated_graph(kb_settings, real_embeddings, entered, gate))
+        kb_settings, graph=gated_graph(kb_settings, real_embeddings, entered, gate)
+    )
     ticks = 0
 
     async def ticker() -> None:
@@ -166,10 +179,15 @@ class TestLookupKnowledgeToolUnit(ToolsUnitTests):
 
     @property
     def init_from_env_params(self) -> tuple[dict, dict, dict]:
-        env = {"LOOKUP_KNOWLEDGE_DATA_DIR": str(self._dir), "LOOKUP_KNOWLEDGE_COLLECTION": "env_kb",
-               "LOOKUP_KNOWLEDGE_MODE": "spring-ai"}
-        expected = {"name": "lookup_knowledge",
-                    "metadata": {"lookup_collection": "env_kb", "lookup_mode": "vectorstore"}}
+        env = {
+            "LOOKUP_KNOWLEDGE_DATA_DIR": str(self._dir),
+            "LOOKUP_KNOWLEDGE_COLLECTION": "env_kb",
+            "LOOKUP_KNOWLEDGE_MODE": "spring-ai",
+        }
+        expected = {
+            "name": "lookup_knowledge",
+            "metadata": {"lookup_collection": "env_kb", "lookup_mode": "vectorstore"},
+        }
         return env, {}, expected
 
     def test_building_touches_no_store(self, tool) -> None:

@@ -19,8 +19,16 @@ try:
 except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.agent_fakes import FailingPath, failing_graph
 
-PIPELINE_NODES = {"transform_query", "retrieve_vectorstore", "retrieve_sdk", "retry_unfiltered",
-                  "postprocess", "pack_context", "assemble_result", "record_invocation"}
+PIPELINE_NODES = {
+    "transform_query",
+    "retrieve_vectorstore",
+    "retrieve_sdk",
+    "retry_unfiltered",
+    "postprocess",
+    "pack_context",
+    "assemble_result",
+    "record_invocation",
+}
 
 
 def call(query: str) -> dict:
@@ -55,8 +63,12 @@ def assert_main_tree(root: Run, artifact: dict[str, Any]) -> None:
     (pipeline,) = children(root, "lookup_pipeline")
     node_names = [c.name for c in pipeline.child_runs]
     assert node_names[0] == "transform_query"
-    assert node_names[-4:] == ["postprocess", "pack_context", "assemble_result",
-                               "record_invocation"]
+    assert node_names[-4:] == [
+        "postprocess",
+        "pack_context",
+        "assemble_result",
+        "record_invocation",
+    ]
     (retrieve,) = children(pipeline, "retrieve_vectorstore")
     (search,) = children(retrieve, "l1_search_vectorstore")
     assert search.run_type == "retriever"
@@ -64,16 +76,18 @@ def assert_main_tree(root: Run, artifact: dict[str, Any]) -> None:
     docs = search.outputs["documents"]
     assert docs
     assert all(isinstance(d, Document) and d.metadata["evidence_key"] for d in docs)
-    assert artifact["evidenceBlocks"][0]["evidenceKey"] in {d.metadata["evidence_key"]
-                                                            for d in docs}
+    assert artifact["evidenceBlocks"][0]["evidenceKey"] in {
+        d.metadata["evidence_key"] for d in docs
+    }
     assert search.extra["metadata"]["l1_path"] == "vectorstore"
     # Compact per-call details on the tool run itself, next to its static metadata.
     meta = root.extra["metadata"]
     assert meta["lookup_collection"] == "sample_kb"
     assert meta["lookup_found"] is True
     assert meta["lookup_path"] == "vectorstore"
-    assert meta["lookup_sources"] == list(dict.fromkeys(b["source"]
-                                                        for b in artifact["evidenceBlocks"]))
+    assert meta["lookup_sources"] == list(
+        dict.fromkeys(b["source"] for b in artifact["evidenceBlocks"])
+    )
     assert meta["lookup_final_count"] == len(artifact["evidenceBlocks"])
     assert meta["lookup_recording"] == "ok"
     assert meta["lookup_invocation_id"] == artifact["retrievalTrace"]["recording"]["id"]
@@ -83,24 +97,30 @@ def assert_main_tree(root: Run, artifact: dict[str, Any]) -> None:
 def test_tool_run_tree_has_node_runs_and_a_retriever_run(kb_settings, real_embeddings):
     collector = RunCollectorCallbackHandler()
     msg = make_tool(kb_settings, embeddings=real_embeddings).invoke(
-        call("etcd is slow and the API server times out"), config={"callbacks": [collector]})
+        call("etcd is slow and the API server times out"), config={"callbacks": [collector]}
+    )
     assert_main_tree(tool_run_of(collector), msg.artifact)
 
 
 async def test_async_tool_run_tree_is_the_same(kb_settings, real_embeddings):
     collector = RunCollectorCallbackHandler()
     msg = await make_tool(kb_settings, embeddings=real_embeddings).ainvoke(
-        call("etcd is slow and the API server times out"), config={"callbacks": [collector]})
+        call("etcd is slow and the API server times out"), config={"callbacks": [collector]}
+    )
     assert_main_tree(tool_run_of(collector), msg.artifact)
 
 
 def test_fallback_and_retry_are_named_runs(kb_settings, real_embeddings):
     """The vectorstore path fails (fake) -> retrieve_sdk; a filtered attempt under an
     unreachable reference threshold -> retry_unfiltered: every node of the graph shows."""
-    settings = kb_settings.model_copy(update={"reference_threshold": 0.99,
-                                              "record_invocations": False})
-    runtime = LookupRuntime(settings, embeddings=real_embeddings,
-                            path_factories={"vectorstore": lambda: FailingPath("vectorstore")})
+    settings = kb_settings.model_copy(
+        update={"reference_threshold": 0.99, "record_invocations": False}
+    )
+    runtime = LookupRuntime(
+        settings,
+        embeddings=real_embeddings,
+        path_factories={"vectorstore": lambda: FailingPath("vectorstore")},
+    )
     tool = make_tool(settings, graph=build_lookup_graph(runtime=runtime))
     collector = RunCollectorCallbackHandler()
     msg = tool.invoke(call("redis memory eviction"), config={"callbacks": [collector]})
@@ -131,8 +151,7 @@ def test_failed_lookup_tool_run_carries_the_failure(kb_settings, real_embeddings
     assert msg.status == "error"
     meta = tool_run_of(collector).extra["metadata"]
     assert meta["lookup_found"] is False
-    assert [a.split("@")[1] for a in meta["lookup_attempts"]] == ["vectorstore:error",
-                                                                  "sdk:error"]
+    assert [a.split("@")[1] for a in meta["lookup_attempts"]] == ["vectorstore:error", "sdk:error"]
 
 
 class CapturingLangSmithClient:
@@ -156,7 +175,8 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     client = CapturingLangSmithClient()
     tracer = LangChainTracer(client=client, project_name="offline")  # type: ignore[arg-type]
     make_tool(kb_settings, embeddings=real_embeddings).invoke(
-        call("TLS certificate expired"), config={"callbacks": [tracer]})
+        call("TLS certificate expired"), config={"callbacks": [tracer]}
+    )
     tracer.wait_for_futures()
     (start,) = [r for r in client.created if r["name"] == "lookup_knowledge"]
     (end,) = [r for r in client.updated if r["name"] == "lookup_knowledge"]
@@ -165,5 +185,6 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     assert "networking/tls-certificate-expiry.md" in end["extra"]["metadata"]["lookup_sources"]
     (search,) = [r for r in client.updated if r["run_type"] == "retriever"]
     assert search["outputs"]["documents"]
-    assert search["parent_run_id"] in {r["run_id"] for r in client.updated
-                                       if r["name"] == "retrieve_vectorstore"}
+    assert search["parent_run_id"] in {
+        r["run_id"] for r in client.updated if r["name"] == "retrieve_vectorstore"
+    }

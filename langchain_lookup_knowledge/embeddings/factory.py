@@ -96,7 +96,9 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             else ModelFiles.pinned_default()
         )
         inner = OnnxSentenceEmbeddings(
-            files, batch_size=settings.embedding_batch_size, max_tokens=settings.embedding_max_tokens
+            files,
+            batch_size=settings.embedding_batch_size,
+            max_tokens=settings.embedding_max_tokens,
         )
     elif settings.embedding_provider == "openai":
         from langchain_openai import OpenAIEmbeddings
@@ -118,8 +120,12 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             check_embedding_ctx_length=False,
         )
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-        inner = ServiceEmbeddings(client, settings.openai_base_url or DEFAULT_OPENAI_BASE_URL,
-                                  attempts=1 + settings.embedding_max_retries, secrets=(key,))
+        inner = ServiceEmbeddings(
+            client,
+            settings.openai_base_url or DEFAULT_OPENAI_BASE_URL,
+            attempts=1 + settings.embedding_max_retries,
+            secrets=(key,),
+        )
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
     return CachedQueryEmbeddings(inner, maxsize=settings.query_cache_size)

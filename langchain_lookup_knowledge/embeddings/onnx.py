@@ -68,7 +68,10 @@ class ModelFiles:
 
     def verify(self) -> None:
         """Raise :class:`ModelFilesError` naming the file that is missing or differs."""
-        for path, expected in ((self.model, self.model_sha256), (self.tokenizer, self.tokenizer_sha256)):
+        for path, expected in (
+            (self.model, self.model_sha256),
+            (self.tokenizer, self.tokenizer_sha256),
+        ):
             if not path.is_file():
                 raise ModelFilesError(f"embedding model file not found: {path}")
             if expected is not None:
@@ -161,7 +164,7 @@ class OnnxSentenceEmbeddings(Embeddings):
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         session = self._ensure_loaded()
-        encodings = self._tokenizer.encode_batch(texts)  # type: ignore[attr-defined]
+        encodings = self._tokenizer.encode_batch(texts)  # type: ignore[union-attr]
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}

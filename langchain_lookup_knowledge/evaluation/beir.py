@@ -18,18 +18,20 @@ import csv
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from langchain_core.documents import Document
 
 from langchain_lookup_knowledge.errors import ConfigurationError
-from langchain_lookup_knowledge.evaluation.baseline import BareStore, progress_enabled
+from langchain_lookup_knowledge.evaluation.baseline import BareKind, BareStore, progress_enabled
 from langchain_lookup_knowledge.evaluation.metrics import aggregate
 from langchain_lookup_knowledge.evaluation.runner import (
-    eval_settings,
     embedder_fingerprint,
+    eval_settings,
     rounded,
     run_pipeline,
     run_search,
@@ -84,15 +86,15 @@ def load_beir(folder: str | Path, split: str = "test", limit: int | None = None)
             raise ConfigurationError(f"BEIR file not found: {path}")
     digest = hashlib.sha256(corpus_path.read_bytes()).hexdigest()
     corpus: dict[str, tuple[str, str]] = {}
-    for row in _read_jsonl(corpus_path):
-        corpus[str(row["_id"])] = (str(row.get("title") or ""), str(row.get("text") or ""))
-    texts = {str(row["_id"]): str(row.get("text") or "") for row in _read_jsonl(queries_path)}
+    for doc in _read_jsonl(corpus_path):
+        corpus[str(doc["_id"])] = (str(doc.get("title") or ""), str(doc.get("text") or ""))
+    texts = {str(q["_id"]): str(q.get("text") or "") for q in _read_jsonl(queries_path)}
     qrels: dict[str, dict[str, float]] = {}
     with qrels_path.open(encoding="utf-8") as handle:
-        for row in csv.reader(handle, delimiter="\t"):
-            if len(row) < 3 or not row[2].strip().lstrip("-").isdigit():
+        for cells in csv.reader(handle, delimiter="\t"):
+            if len(cells) < 3 or not cells[2].strip().lstrip("-").isdigit():
                 continue  # header or blank line
-            qrels.setdefault(row[0], {})[row[1]] = float(row[2])
+            qrels.setdefault(cells[0], {})[cells[1]] = float(cells[2])
     queries: dict[str, str] = {}
     skipped = []
     for qid in qrels:
@@ -144,6 +146,10 @@ def pipeline_collection(data: BeirData, settings: LookupSettings,
                                 settings.bm25_analyzer)
 
 
+def _bare_ids(store: BareStore, query: str) -> Sequence[str]:
+    return store.search(query, DEEP_K)
+
+
 def run_beir(
     folder: str | Path,
     settings: LookupSettings,
@@ -190,14 +196,15 @@ def run_beir(
         bare_docs, bare_ids = bare_documents(data)
         key = short_hash(data.corpus_hash, embedder_fingerprint(settings))
         raw = embedder.inner  # the bare baseline has no query cache
-        for kind in ("dense", "bm25"):
-            store = BareStore(base, f"beir_{key}_bare_{kind}", kind,  # type: ignore[arg-type]
+        kinds: tuple[BareKind, ...] = ("dense", "bm25")
+        for kind in kinds:
+            store = BareStore(base, f"beir_{key}_bare_{kind}", kind,
                               raw if kind == "dense" else None)
             start = time.perf_counter()
             written = store.fill(bare_docs, bare_ids, progress=progress)
             timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
-            run = run_search(lambda q, s=store: s.search(q, DEEP_K), data.queries,
-                             desc=f"bare {kind}", progress=progress)
+            run = run_search(partial(_bare_ids, store), data.queries, desc=f"bare {kind}",
+                             progress=progress)
             scores = aggregate(run.rankings, data.qrels, METRICS)
             out_baselines[kind] = rounded(scores) | {"timing": run.timing(),
                                                      "collection": store.collection,
@@ -221,8 +228,8 @@ def run_beir(
         },
         "timings": timings,
     }
-    for kind, scores in out_baselines.items():
-        result[f"ndcg@10_vs_{kind}"] = round(pipeline["ndcg@10"] - scores["ndcg@10"], 4)
+    for name, scores in out_baselines.items():
+        result[f"ndcg@10_vs_{name}"] = round(pipeline["ndcg@10"] - scores["ndcg@10"], 4)
     return result
 
 

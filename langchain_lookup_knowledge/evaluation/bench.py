@@ -7,8 +7,8 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   every round). ``lookup_p50_ms`` is the tool with its query-embedding cache cleared before
   each call (a never-seen question: embedded once, as the bare store embeds every call);
   ``lookup_cached_p50_ms`` is a repeated question (the cache answers).
-* **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup whose L0
-  filter applies is retried without it (two L1 searches). Questions that get no filter are
+* **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup
+  whose L0 filter applies is retried without it (two L1 searches). Questions that get no filter are
   prefixed with a category of the catalog (e.g. ``"databases: ..."``); only lookups that
   really retried are counted, against the bare search on the same question text.
 * **Ingest throughput**: ``ingest_folder`` against ``Milvus.from_documents`` on the same
@@ -31,6 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import cycle
 from pathlib import Path
 from typing import Any
@@ -132,12 +133,15 @@ def cold_start(settings: LookupSettings, query: str, script: str) -> dict[str, A
             stdout=subprocess.PIPE, stderr=errors, text=True,
             env=os.environ | {"TQDM_DISABLE": "1"},
         )
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(_settings_json(settings))
-        proc.stdin.close()
-        line = proc.stdout.readline()
+        stdin, stdout = proc.stdin, proc.stdout
+        if stdin is None or stdout is None:  # pragma: no cover - PIPE always gives both
+            msg = "cold start: no pipes to the child process"
+            raise RuntimeError(msg)
+        stdin.write(_settings_json(settings))
+        stdin.close()
+        line = stdout.readline()
         seconds = time.perf_counter() - start
-        proc.stdout.read()
+        stdout.read()
         proc.wait(timeout=300)
         _wait_until_free(settings)
         errors.seek(0)
@@ -186,6 +190,7 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
 
     from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
+    from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
     from langchain_lookup_knowledge.store.connection import connection_args, open_client
 
@@ -193,7 +198,7 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
     ids: list[str] = []
     for file in iter_markdown_files(kb):
         doc = load_document(file, kb, settings.max_file_bytes)
-        if hasattr(doc, "body"):
+        if isinstance(doc, KnowledgeDocument):
             for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
                 docs.append(Document(page_content=embedding_text(chunk, doc),
                                      metadata={"source": chunk.source}))
@@ -298,7 +303,7 @@ def run_bench(
 
     def fresh(tool: Any, cache: Any, query: str) -> Callable[[], Any]:
         cache.clear()  # outside the timed call
-        return lambda: call(tool, query)
+        return partial(call, tool, query)
 
     def bare(query: str) -> Any:
         return bare_store.similarity_search_with_score(query, k=k)
@@ -325,18 +330,18 @@ def run_bench(
             order = ["lookup", "lookup_cached", "bare"] if r % 2 == 0 else [
                 "bare", "lookup", "lookup_cached"]
             for name in order:
+                fn: Callable[[], Any]
                 if name == "lookup":
                     fn = fresh(tool, embedder, q)
                 elif name == "lookup_cached":
-                    fn = lambda q=q: call(tool, q)  # noqa: E731
+                    fn = partial(call, tool, q)
                 else:
-                    fn = lambda q=q: bare(q)  # noqa: E731
+                    fn = partial(bare, q)
                 series[name].append(_ms(fn)[0])
                 bar.update()
         for q in retry_qs:
             for name in (["retry", "bare_retry"] if r % 2 == 0 else ["bare_retry", "retry"]):
-                fn = fresh(retry_tool, retry_embedder, q) if name == "retry" else (
-                    lambda q=q: bare(q))
+                fn = fresh(retry_tool, retry_embedder, q) if name == "retry" else partial(bare, q)
                 elapsed, value = _ms(fn)
                 if name == "retry":
                     retried += int(_retried(value))
@@ -371,7 +376,7 @@ def run_bench(
 
 def _embed_ms(raw: Any, questions: Sequence[str]) -> float:
     """p50 of one query embedding (what the cache saves on a repeated question)."""
-    return round(percentile([_ms(lambda q=q: raw.embed_query(q))[0] for q in questions], 50), 2)
+    return round(percentile([_ms(partial(raw.embed_query, q))[0] for q in questions], 50), 2)
 
 
 def _retried(message: Any) -> bool:

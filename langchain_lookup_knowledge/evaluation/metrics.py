@@ -29,11 +29,12 @@ def _relevant(qrels: Mapping[str, float]) -> dict[str, float]:
 
 
 def ndcg_at_k(ranking: Sequence[str], qrels: Mapping[str, float], k: int) -> float:
-    """Normalized DCG at ``k`` with linear gains (trec_eval ``ndcg_cut``): 0.0 without judgements."""
+    """Normalized DCG at ``k``, linear gains (trec_eval ``ndcg_cut``); 0.0 without judgements."""
     relevant = _relevant(qrels)
     if not relevant:
         return 0.0
-    dcg = sum(relevant.get(doc, 0.0) / math.log2(i + 2) for i, doc in enumerate(dedupe(ranking[:k])))
+    ranked = dedupe(ranking[:k])
+    dcg = sum(relevant.get(doc, 0.0) / math.log2(i + 2) for i, doc in enumerate(ranked))
     ideal = sorted(relevant.values(), reverse=True)[:k]
     idcg = sum(grade / math.log2(i + 2) for i, grade in enumerate(ideal))
     return dcg / idcg

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from langchain_core.documents import Document
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.baseline import (
+    BareKind,
     BareStore,
     SharedDocumentVectors,
     bm25_analyzer_params,
@@ -89,6 +91,10 @@ def bare_chunks(kb: Path, chunk_size: int, chunk_overlap: int) -> tuple[list[Doc
     return docs, ids
 
 
+def _retriever_ids(retriever: Any, query: str) -> list[str]:
+    return [str(d.metadata.get("doc_id", "")) for d in retriever.invoke(query)]
+
+
 def _misses(rankings: dict[str, list[str]], queries: dict[str, str],
             qrels: dict[str, dict[str, float]], k: int = 5) -> list[dict[str, Any]]:
     out = []
@@ -137,9 +143,10 @@ def run_queries(
                          f"{settings.chunk_size}/{settings.chunk_overlap}")
         analyzer = bm25_analyzer_params([d.page_content for d in docs])
         shared = SharedDocumentVectors(embedder.inner)
-        for kind in ("dense", "hybrid"):
-            store = BareStore(settings, f"bare_{key}_{kind}", kind,  # type: ignore[arg-type]
-                              shared, analyzer_params=analyzer)
+        kinds: tuple[BareKind, ...] = ("dense", "hybrid")
+        for kind in kinds:
+            store = BareStore(settings, f"bare_{key}_{kind}", kind, shared,
+                              analyzer_params=analyzer)
             start = time.perf_counter()
             written = store.fill(docs, ids, progress=progress)
             ingest_s = round(time.perf_counter() - start, 2)
@@ -148,9 +155,8 @@ def run_queries(
                 search_kwargs |= {"ranker_type": "rrf", "ranker_params": {"k": settings.rrf_k},
                                   "fetch_k": 2 * K}
             retriever = store.store.as_retriever(search_kwargs=search_kwargs)
-            bare = run_search(
-                lambda q, r=retriever: [str(d.metadata.get("doc_id", "")) for d in r.invoke(q)],
-                queries, desc=f"bare {kind}", progress=progress)
+            bare = run_search(partial(_retriever_ids, retriever), queries,
+                              desc=f"bare {kind}", progress=progress)
             baselines[kind] = rounded(aggregate(bare.rankings, qrels, METRICS)) | {
                 "timing": bare.timing(), "collection": store.collection, "chunks": len(docs),
                 "cached": not written, "ingest_s": ingest_s,
@@ -167,9 +173,9 @@ def run_queries(
                      "candidate_k": settings.candidate_k, "top_k": K,
                      "per_document_cap": settings.per_document_cap},
     }
-    for kind, scores in baselines.items():
-        result[f"recall@5_vs_{kind}"] = round(pipeline["recall@5"] - scores["recall@5"], 4)
-        result[f"mrr@10_vs_{kind}"] = round(pipeline["mrr@10"] - scores["mrr@10"], 4)
+    for name, scores in baselines.items():
+        result[f"recall@5_vs_{name}"] = round(pipeline["recall@5"] - scores["recall@5"], 4)
+        result[f"mrr@10_vs_{name}"] = round(pipeline["mrr@10"] - scores["mrr@10"], 4)
     return result
 
 

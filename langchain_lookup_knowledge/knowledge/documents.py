@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
-_FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_FRONTMATTER = re.compile(
+    r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
+)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
@@ -142,8 +144,17 @@ def parse_document(raw: bytes, source: str) -> KnowledgeDocument:
     keywords = _as_terms(meta.get("keywords"), "keywords", source) + tuple(
         t for t in _as_terms(meta.get("tags"), "tags", source)
     )
-    known = {"title", "keywords", "tags", "category", "domain", "entities", "aliases",
-             "summary", "description"}
+    known = {
+        "title",
+        "keywords",
+        "tags",
+        "category",
+        "domain",
+        "entities",
+        "aliases",
+        "summary",
+        "description",
+    }
     extra = {k: v for k, v in meta.items() if k not in known}
     return KnowledgeDocument(
         source=source,
@@ -154,8 +165,11 @@ def parse_document(raw: bytes, source: str) -> KnowledgeDocument:
         keywords=tuple(dict.fromkeys(keywords)),
         entities=_as_terms(meta.get("entities"), "entities", source),
         # Static-site generators use `aliases` for old URLs (/kubememovercommit/): not names.
-        aliases=tuple(a for a in _as_terms(meta.get("aliases"), "aliases", source)
-                      if not a.startswith(("/", "http://", "https://"))),
+        aliases=tuple(
+            a
+            for a in _as_terms(meta.get("aliases"), "aliases", source)
+            if not a.startswith(("/", "http://", "https://"))
+        ),
         summary=_as_text(meta.get("summary", meta.get("description"))),
         extra=extra,
     )

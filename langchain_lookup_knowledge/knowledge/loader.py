@@ -33,9 +33,7 @@ def iter_markdown_files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def load_document(
-    path: Path, root: Path, max_bytes: int
-) -> KnowledgeDocument | SkippedFile:
+def load_document(path: Path, root: Path, max_bytes: int) -> KnowledgeDocument | SkippedFile:
     """Parse one file, or say why it is skipped (too big, binary, not UTF-8, empty, bad YAML)."""
     source = path.relative_to(root).as_posix()
     try:

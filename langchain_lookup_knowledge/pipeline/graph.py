@@ -1,7 +1,8 @@
 """The lookup pipeline as a LangGraph ``StateGraph``.
 
     transform_query -> retrieve_vectorstore --(auto: path failed)--> retrieve_sdk
-      -> (filtered and no usable evidence | top similarity < reference_threshold) -> retry_unfiltered
+      -> (filtered and no usable evidence | top similarity < reference_threshold)
+      -> retry_unfiltered
       -> postprocess -> pack_context -> assemble_result -> record_invocation -> END
 
 Nodes are plain sync functions: ``invoke`` runs them directly and ``ainvoke`` runs them in worker
@@ -89,8 +90,9 @@ class LookupNodes:
         start = time.perf_counter()
         text, notes = _clean_query(state.get("query"), self.settings.max_query_chars)
         # Both are authoritative (a deployment's tenant scope and a caller's own filter): ANDed.
-        caller_expr = and_exprs(filter_to_expr(self.settings.default_filter),
-                                filter_to_expr(state.get("filters")))
+        caller_expr = and_exprs(
+            filter_to_expr(self.settings.default_filter), filter_to_expr(state.get("filters"))
+        )
         store_down = False
         try:
             match: L0Match = self.runtime.matcher().match(text)
@@ -116,9 +118,15 @@ class LookupNodes:
                 update["query_vector"] = self.runtime.embeddings.embed_query(text)
             except EmbeddingError as exc:
                 # No vector, no L1: recorded as a failed step, reported to the model as unavailable.
-                update["attempts"] = [RetrievalAttempt(
-                    name="embed_query", path="embedding", status="error", error=_short(exc),
-                    latency_ms=_ms(embed_start))]
+                update["attempts"] = [
+                    RetrievalAttempt(
+                        name="embed_query",
+                        path="embedding",
+                        status="error",
+                        error=_short(exc),
+                        latency_ms=_ms(embed_start),
+                    )
+                ]
                 update["timings_ms"] = {"transform_query": _ms(start)}
                 return update
             update["timings_ms"] = {"embed_query": _ms(embed_start)}
@@ -135,8 +143,10 @@ class LookupNodes:
                 )
             category_ref = layout.category_ref()
             if category and category_ref is None:
-                notes.append(f"L0 category filter skipped: collection {layout.name!r} has no "
-                             "category or metadata field")
+                notes.append(
+                    f"L0 category filter skipped: collection {layout.name!r} has no "
+                    "category or metadata field"
+                )
             category_expr = (
                 CategoryFilter(category).to_expr(category_ref)
                 if category and category_ref
@@ -165,7 +175,11 @@ class LookupNodes:
         )
 
     def _attempt(
-        self, state: LookupState, config: RunnableConfig, path_name: str, name: str,
+        self,
+        state: LookupState,
+        config: RunnableConfig,
+        path_name: str,
+        name: str,
         expr: str | None,
     ) -> tuple[RetrievalAttempt, list[Candidate]]:
         start = time.perf_counter()
@@ -175,12 +189,21 @@ class LookupNodes:
             found = traced_search(path, request, config, run_name=f"l1_search_{path_name}")
         except Exception as exc:  # a failing path is data for the router, not a crash
             logger.warning("L1 path %s failed: %s", path_name, _short(exc))
-            return RetrievalAttempt(name=name, filter=expr, path=path_name, status="error",
-                                    error=_short(exc), latency_ms=_ms(start)), []
+            return RetrievalAttempt(
+                name=name,
+                filter=expr,
+                path=path_name,
+                status="error",
+                error=_short(exc),
+                latency_ms=_ms(start),
+            ), []
         candidates = [c.model_copy(update={"attempt": name}) for c in found]
         top = max((c.score_label.similarity for c in candidates), default=None)
-        usable = [c for c in candidates
-                  if c.score_label.similarity >= self.settings.min_evidence_similarity]
+        usable = [
+            c
+            for c in candidates
+            if c.score_label.similarity >= self.settings.min_evidence_similarity
+        ]
         if not candidates or not usable:
             status = "empty"
         elif top is not None and top < self.settings.reference_threshold:
@@ -188,20 +211,28 @@ class LookupNodes:
         else:
             status = "ok"
         attempt = RetrievalAttempt(
-            name=name, filter=expr, path=path_name, candidates=len(candidates),
-            top_similarity=None if top is None else round(top, 4), latency_ms=_ms(start),
+            name=name,
+            filter=expr,
+            path=path_name,
+            candidates=len(candidates),
+            top_similarity=None if top is None else round(top, 4),
+            latency_ms=_ms(start),
             status=status,
         )
         return attempt, candidates
 
-    def _retrieve(self, state: LookupState, config: RunnableConfig, path_name: str) -> dict[str, Any]:
+    def _retrieve(
+        self, state: LookupState, config: RunnableConfig, path_name: str
+    ) -> dict[str, Any]:
         pending = state["pending_attempt"] or {}
         sidecar = (  # started first: it runs beside the main search, within its own time bound
             start_sidecar(self.runtime, self._request(state, pending["expr"]), main_path=path_name)
-            if self.settings.sidecar_enabled else None
+            if self.settings.sidecar_enabled
+            else None
         )
-        attempt, candidates = self._attempt(state, config, path_name, pending["name"],
-                                            pending["expr"])
+        attempt, candidates = self._attempt(
+            state, config, path_name, pending["name"], pending["expr"]
+        )
         update: dict[str, Any] = {"attempts": [attempt], "candidates": candidates}
         if attempt.status != "error":
             update["path_used"] = path_name
@@ -219,28 +250,40 @@ class LookupNodes:
         previous = state.get("attempts") or []
         if previous and previous[-1].status == "error" and previous[-1].path == "vectorstore":
             first = update["attempts"][0]
-            update["attempts"] = [first.model_copy(update={
-                "path_fallback": f"vectorstore failed: {previous[-1].error}"})]
+            update["attempts"] = [
+                first.model_copy(
+                    update={"path_fallback": f"vectorstore failed: {previous[-1].error}"}
+                )
+            ]
         return update
 
     def retry_unfiltered(self, state: LookupState, config: RunnableConfig) -> dict[str, Any]:
         """Same query vector, no L0 category filter; the caller's own filter is kept."""
         last = state["attempts"][-1]
-        reason = ("filtered_vector_no_evidence" if last.status == "empty"
-                  else "filtered_vector_low_quality")
+        reason = (
+            "filtered_vector_no_evidence"
+            if last.status == "empty"
+            else "filtered_vector_low_quality"
+        )
         path_name = state.get("path_used") or "sdk"
-        attempt, candidates = self._attempt(state, config, path_name, "unfiltered_retry",
-                                            state.get("caller_expr"))
+        attempt, candidates = self._attempt(
+            state, config, path_name, "unfiltered_retry", state.get("caller_expr")
+        )
         attempts = [attempt]
         auto = self.settings.mode == "auto"
         if attempt.status == "error" and path_name == "vectorstore" and auto:
             cause = attempt.error
-            attempt, candidates = self._attempt(state, config, "sdk", "unfiltered_retry",
-                                                state.get("caller_expr"))
-            attempts.append(attempt.model_copy(
-                update={"path_fallback": f"vectorstore failed: {cause}"}))
-        update: dict[str, Any] = {"attempts": attempts, "candidates": candidates,
-                                  "fallback_reason": reason}
+            attempt, candidates = self._attempt(
+                state, config, "sdk", "unfiltered_retry", state.get("caller_expr")
+            )
+            attempts.append(
+                attempt.model_copy(update={"path_fallback": f"vectorstore failed: {cause}"})
+            )
+        update: dict[str, Any] = {
+            "attempts": attempts,
+            "candidates": candidates,
+            "fallback_reason": reason,
+        }
         if attempt.status != "error":
             update["path_used"] = attempt.path
         return update
@@ -250,8 +293,9 @@ class LookupNodes:
         """Rule rerank with reasons, evidence blocks, dedup by evidenceKey, per-document caps."""
         start = time.perf_counter()
         candidates = state.get("candidates") or []
-        match = L0Match(hints=state.get("l0_hints") or L0Hints(),
-                        matched=state.get("l0_matched") or {})
+        match = L0Match(
+            hints=state.get("l0_hints") or L0Hints(), matched=state.get("l0_matched") or {}
+        )
         scored = rerank(candidates, state.get("search_text", ""), match)
         selection = build_evidence_blocks(
             scored,
@@ -280,8 +324,9 @@ class LookupNodes:
             error = "; ".join(f"{a.path}: {a.error}" for a in attempts if a.error)
         selected = None
         if ok_attempts:
-            selected = max(ok_attempts, key=lambda a: (a.top_similarity or 0.0,
-                                                       a.name == "unfiltered_retry")).name
+            selected = max(
+                ok_attempts, key=lambda a: (a.top_similarity or 0.0, a.name == "unfiltered_retry")
+            ).name
         trace = RetrievalTrace(
             attempts=attempts,
             selected_attempt=selected,
@@ -295,8 +340,9 @@ class LookupNodes:
             sidecar=state.get("sidecar"),
         )
         top = max((b.score_label.similarity for b in blocks if b.score_label), default=None)
-        level = relevance_level(top, high=self.settings.high_relevance,
-                                medium=self.settings.medium_relevance)
+        level = relevance_level(
+            top, high=self.settings.high_relevance, medium=self.settings.medium_relevance
+        )
         pack = state.get("context_pack")
         found = bool(blocks)
         if error:
@@ -318,8 +364,9 @@ class LookupNodes:
             retrieval_trace=trace,
             rerank_trace=selection.rerank_trace if selection is not None else [],
             relevance_level=level if found else "low",
-            completeness_hint=completeness_hint(blocks, relevance=level, l0_hints=hints,
-                                                context_pack=pack),
+            completeness_hint=completeness_hint(
+                blocks, relevance=level, l0_hints=hints, context_pack=pack
+            ),
             l0_hints=hints,
             retrieval_layer=layer,
         )
@@ -336,8 +383,12 @@ class LookupNodes:
             status: dict[str, Any] = {"status": "disabled"}
         else:
             try:
-                row_id = recorder.record(result=result, details=state["retrieval_details"],
-                                         error=state.get("error"), latency_ms=latency)
+                row_id = recorder.record(
+                    result=result,
+                    details=state["retrieval_details"],
+                    error=state.get("error"),
+                    latency_ms=latency,
+                )
                 status = {"status": "ok", "id": row_id}
             except Exception as exc:
                 logger.warning("recording the tool invocation failed: %s", _short(exc))
@@ -345,13 +396,15 @@ class LookupNodes:
         timings = dict(result.retrieval_trace.timings_ms)
         if latency is not None:
             timings["total"] = latency
-        trace = result.retrieval_trace.model_copy(update={"recording": status,
-                                                          "timings_ms": timings})
+        trace = result.retrieval_trace.model_copy(
+            update={"recording": status, "timings_ms": timings}
+        )
         return {"result": result.model_copy(update={"retrieval_trace": trace})}
 
     # --- routers --------------------------------------------------------------------------
-    def route_start(self, state: LookupState) -> Literal["retrieve_vectorstore", "retrieve_sdk",
-                                                          "postprocess"]:
+    def route_start(
+        self, state: LookupState
+    ) -> Literal["retrieve_vectorstore", "retrieve_sdk", "postprocess"]:
         """First L1 path by mode; L1 disabled goes straight to post-processing."""
         if not self.settings.l1_enabled or "query_vector" not in state:
             return "postprocess"

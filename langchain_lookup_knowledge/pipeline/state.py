@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
-
-from typing_extensions import NotRequired
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_lookup_knowledge.pipeline.models import (
     Candidate,

@@ -58,8 +58,10 @@ class SdkPath:
         )[0]
         return [
             candidate_from_fields(
-                hit["entity"], self.layout, dense_label(self.name, self.layout.metric_type,
-                                                        hit["distance"]), rank
+                hit["entity"],
+                self.layout,
+                dense_label(self.name, self.layout.metric_type, hit["distance"]),
+                rank,
             )
             for rank, hit in enumerate(hits, start=1)
         ]
@@ -78,8 +80,9 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
-        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field]
-                                                for h in hits])
+        sims = cosine_to(
+            request.query_vector, [h["entity"][self.layout.vector_field] for h in hits]
+        )
         return [
             candidate_from_fields(
                 hit["entity"],
@@ -94,11 +97,17 @@ class SdkPath:
         fetch = max(request.k, 2 * request.k)
         reqs = [
             AnnSearchRequest(
-                [request.query_vector], self.layout.vector_field, self.dense_params, fetch,
+                [request.query_vector],
+                self.layout.vector_field,
+                self.dense_params,
+                fetch,
                 expr=request.expr or None,
             ),
             AnnSearchRequest(
-                [request.query_text], self.layout.sparse_field or "", SPARSE_SEARCH_PARAMS, fetch,
+                [request.query_text],
+                self.layout.sparse_field or "",
+                SPARSE_SEARCH_PARAMS,
+                fetch,
                 expr=request.expr or None,
             ),
         ]
@@ -115,14 +124,16 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
-        sims = cosine_to(request.query_vector, [h["entity"][self.layout.vector_field]
-                                                for h in hits])
+        sims = cosine_to(
+            request.query_vector, [h["entity"][self.layout.vector_field] for h in hits]
+        )
         return [
             candidate_from_fields(
                 hit["entity"],
                 self.layout,
-                fused_label(self.name, request.fusion, hit["distance"], sim, lists=2,
-                            rrf_k=request.rrf_k),
+                fused_label(
+                    self.name, request.fusion, hit["distance"], sim, lists=2, rrf_k=request.rrf_k
+                ),
                 rank,
             )
             for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)

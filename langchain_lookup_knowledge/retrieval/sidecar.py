@@ -45,9 +45,13 @@ def compare(main: Sequence[Candidate], side: Sequence[Candidate], k: int) -> dic
     return {
         "overlap_at_k": round(len(shared) / denominator, 4),
         "rank_differences": [
-            {"evidenceKey": key, "mainRank": main_keys.index(key) + 1,
-             "sidecarRank": side_keys.index(key) + 1}
-            for key in main_keys if key in shared
+            {
+                "evidenceKey": key,
+                "mainRank": main_keys.index(key) + 1,
+                "sidecarRank": side_keys.index(key) + 1,
+            }
+            for key in main_keys
+            if key in shared
         ],
     }
 
@@ -83,22 +87,30 @@ class SidecarRun:
     def report(self, main: Sequence[Candidate]) -> SidecarReport:
         """The comparison of the sidecar's results with ``main`` (or its error / time-out)."""
         if self.future is None:
-            return SidecarReport(status="error", path=self.path, error=self.submit_error,
-                                 latency_ms=self._ms())
+            return SidecarReport(
+                status="error", path=self.path, error=self.submit_error, latency_ms=self._ms()
+            )
         left = max(0.0, self.timeout - (time.perf_counter() - self.start))
         try:
             side = self.future.result(timeout=left)
         except concurrent.futures.TimeoutError:
             self.future.cancel()
-            return SidecarReport(status="timeout", path=self.path,
-                                 error=f"no answer within {self.timeout:g}s",
-                                 latency_ms=self._ms())
+            return SidecarReport(
+                status="timeout",
+                path=self.path,
+                error=f"no answer within {self.timeout:g}s",
+                latency_ms=self._ms(),
+            )
         except Exception as exc:
-            return SidecarReport(status="error", path=self.path, error=_describe(exc),
-                                 latency_ms=self._ms())
+            return SidecarReport(
+                status="error", path=self.path, error=_describe(exc), latency_ms=self._ms()
+            )
         report = compare(main, side, self.k)
         return SidecarReport(
-            status="ok", path=self.path, k=self.k, overlap_at_k=report["overlap_at_k"],
+            status="ok",
+            path=self.path,
+            k=self.k,
+            overlap_at_k=report["overlap_at_k"],
             rank_differences=report["rank_differences"],
             results=[comparable(c) for c in side[: self.k]],
             latency_ms=self._ms(),

@@ -55,8 +55,15 @@ def traced_search(
     retriever = L1SearchRetriever(path=path, request=request)
     docs = retriever.invoke(
         request.query_text,
-        config={**(config or {}), "run_name": run_name,
-                "metadata": {"l1_path": path.name, "filter": request.expr or "",
-                             "retrieval_mode": request.retrieval_mode, "k": request.k}},
+        config={
+            **(config or {}),
+            "run_name": run_name,
+            "metadata": {
+                "l1_path": path.name,
+                "filter": request.expr or "",
+                "retrieval_mode": request.retrieval_mode,
+                "k": request.k,
+            },
+        },
     )
     return [doc.metadata["candidate"] for doc in docs]

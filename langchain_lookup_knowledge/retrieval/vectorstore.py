@@ -41,8 +41,10 @@ def open_vectorstore(
     """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one)."""
     from langchain_milvus import BM25BuiltInFunction, Milvus
 
-    dense_index = dense_index_params(settings) | {"index_type": layout.index_type,
-                                                  "metric_type": layout.metric_type}
+    dense_index = dense_index_params(settings) | {
+        "index_type": layout.index_type,
+        "metric_type": layout.metric_type,
+    }
     kwargs: dict[str, Any] = {
         "embedding_function": embeddings,
         "collection_name": layout.name,
@@ -93,9 +95,7 @@ class VectorStorePath:
         self.timeout = settings.milvus_timeout_s
         self.dense_store = open_vectorstore(settings, layout, embeddings, hybrid=False)
         self.hybrid_store = (
-            open_vectorstore(settings, layout, embeddings, hybrid=True)
-            if layout.has_bm25
-            else None
+            open_vectorstore(settings, layout, embeddings, hybrid=True) if layout.has_bm25 else None
         )
         if self.dense_store.col is None:
             msg = f"langchain-milvus could not open collection {layout.name!r}"
@@ -122,8 +122,9 @@ class VectorStorePath:
                 output_fields=self.layout.scalar_fields,
                 timeout=self.timeout,
             )[0]
-            docs = [(self.hybrid_store._parse_document(dict(h["entity"])), h["distance"])
-                    for h in pairs]
+            docs = [
+                (self.hybrid_store._parse_document(dict(h["entity"])), h["distance"]) for h in pairs
+            ]
         else:
             docs = self.hybrid_store.similarity_search_with_score(
                 request.query_text,
@@ -141,8 +142,9 @@ class VectorStorePath:
             if request.retrieval_mode == "sparse":
                 label = sparse_label(self.name, score, rank, sim, rrf_k=request.rrf_k)
             else:
-                label = fused_label(self.name, request.fusion, score, sim, lists=2,
-                                    rrf_k=request.rrf_k)
+                label = fused_label(
+                    self.name, request.fusion, score, sim, lists=2, rrf_k=request.rrf_k
+                )
             out.append(self._candidate(doc, label, rank))
         return out
 
@@ -173,8 +175,10 @@ def _ranker(request: SearchRequest) -> Function:
     if request.fusion == "rrf":
         params: dict[str, Any] = {"reranker": "rrf", "k": request.rrf_k}
     else:
-        params = {"reranker": "weighted",
-                  "weights": [request.dense_weight, 1.0 - request.dense_weight]}
+        params = {
+            "reranker": "weighted",
+            "weights": [request.dense_weight, 1.0 - request.dense_weight],
+        }
     return Function(
         name=f"{request.fusion}_ranker",
         input_field_names=[],

@@ -4,4 +4,10 @@ from langchain_lookup_knowledge.store.connection import close_all_clients, open_
 from langchain_lookup_knowledge.store.filters import CategoryFilter, filter_to_expr
 from langchain_lookup_knowledge.store.schema import CollectionLayout
 
-__all__ = ["CategoryFilter", "CollectionLayout", "close_all_clients", "filter_to_expr", "open_client"]
+__all__ = [
+    "CategoryFilter",
+    "CollectionLayout",
+    "close_all_clients",
+    "filter_to_expr",
+    "open_client",
+]
