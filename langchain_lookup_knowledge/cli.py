@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -234,6 +235,9 @@ _EXTRA_COMMANDS: list[Callable[[Any], None]] = []
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
+    # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
+    # server on long calls; the calls succeed, so keep it off the user's terminal.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     from langchain_lookup_knowledge.cli_extra import register_extra_commands
 
     _EXTRA_COMMANDS[:] = register_extra_commands()

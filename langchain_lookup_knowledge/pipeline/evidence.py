@@ -7,7 +7,7 @@ Order of the steps (each one counted in :class:`EvidenceSelection`):
    candidate gives the score, score label and content; hit reasons are the union of all of
    them (the best one's first), identical reasons kept once. Equal sources with different keys
    stay separate blocks.
-2. Drop blocks whose base similarity (of the best candidate) is below ``min_similarity``.
+2. Drop blocks whose normalized similarity (of the best candidate) is below ``min_similarity``.
 3. Keep at most ``per_document_cap`` blocks per source, in rank order.
 4. Keep the first ``top_k``.
 """
@@ -102,7 +102,7 @@ def build_evidence_blocks(
             concatenated over several attempts or paths (any order).
         top_k: Maximum blocks returned.
         per_document_cap: Maximum blocks per source.
-        min_similarity: Blocks whose base (normalized L1) similarity is lower are not evidence.
+        min_similarity: Blocks whose normalized L1 similarity is lower are not evidence.
         l0_participated: L0 hints took part in this lookup. A block's ``retrieval_layer`` is
             ``"L0+L1"`` when this is true and the block got an ``l0_*`` hit reason (its document
             matched L0, or its category is an L0 domain); otherwise ``"L1"``.
@@ -137,7 +137,9 @@ def build_evidence_blocks(
         groups[item.candidate.evidence_key].append(item)
     merged = sorted((_merge(group) for group in groups.values()), key=lambda m: m[0].sort_key())
 
-    usable = [(best, reasons) for best, reasons in merged if best.base >= min_similarity]
+    # The floor is on the dense similarity, whatever the rerank base mixes in (hybrid rank).
+    usable = [(best, reasons) for best, reasons in merged
+              if best.candidate.score_label.similarity >= min_similarity]
     per_source: dict[str, int] = defaultdict(int)
     capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
     for best, reasons in usable:

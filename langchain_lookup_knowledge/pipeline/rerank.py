@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from langchain_lookup_knowledge.pipeline.l0 import L0Match, cjk_bigrams, fold, word_keys
-from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason
+from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason, ScoreLabel
 
-__all__ = ["RerankWeights", "ScoredCandidate", "query_terms", "rerank"]
+__all__ = ["RerankWeights", "ScoredCandidate", "l1_base", "query_terms", "rerank"]
 
 _FIRST_CHUNK = re.compile(r"#0$")
 _L0_KINDS = (
@@ -28,9 +28,16 @@ _MAX_TERMS_IN_DETAIL = 4
 
 @dataclass(frozen=True)
 class RerankWeights:
-    """Boost sizes, added to the normalized L1 similarity (in [0, 1]).
+    """The base score's mix and the boost sizes added to it (all in [0, 1]).
+
+    The base of a dense candidate is its normalized similarity. A fused (hybrid) or BM25
+    candidate also carries a ``rank_score`` (its fused / BM25 rank, scaled to [0, 1]), and its
+    base is ``similarity_share * similarity + (1 - similarity_share) * rank_score``: the dense
+    cosine alone would throw away what BM25 found (exact terms, alert names, CJK words the
+    English default embedder cannot read).
 
     Attributes:
+        similarity_share: Weight of the dense similarity in the base of a fused/BM25 candidate.
         l0_title: The candidate's document matched L0 by title.
         l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
         l0_alias: ... by an alias (e.g. an alert name).
@@ -49,6 +56,7 @@ class RerankWeights:
         0.1
     """
 
+    similarity_share: float = 0.5
     l0_title: float = 0.08
     l0_keyword: float = 0.06
     l0_alias: float = 0.06
@@ -64,6 +72,9 @@ class RerankWeights:
             if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 msg = f"RerankWeights.{f.name} must be a finite number >= 0, got {value!r}"
                 raise ValueError(msg)
+        if self.similarity_share > 1:
+            msg = f"RerankWeights.similarity_share must be within 0..1, got {self.similarity_share}"
+            raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,25 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
 
 
+def l1_base(label: ScoreLabel, similarity_share: float) -> tuple[float, str]:
+    """The rerank base of an L1 hit and how it was mixed ("" for a dense hit: its similarity).
+
+    Example:
+        >>> label = ScoreLabel(path="sdk", metric="RRF", raw=0.03, similarity=0.6, formula="",
+        ...                    kind="hybrid", rank_score=1.0)
+        >>> l1_base(label, 0.5)
+        (0.8, 'base=0.5*similarity(0.6000)+0.5*rank_score(1.0000)')
+    """
+    similarity = label.similarity if math.isfinite(label.similarity) else 0.0
+    if label.rank_score is None:
+        return similarity, ""
+    rank = label.rank_score if math.isfinite(label.rank_score) else 0.0
+    base = similarity_share * similarity + (1.0 - similarity_share) * rank
+    how = (f"base={similarity_share:g}*similarity({similarity:.4f})"
+           f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})")
+    return base, how
+
+
 def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> tuple[float, list[str]]:
     """Share of ``terms`` in ``text``: words as whole words, CJK ``bigrams`` as substrings."""
     if not terms:
@@ -123,8 +153,8 @@ def _score_one(
     weights: RerankWeights,
 ) -> ScoredCandidate:
     label = candidate.score_label
-    base = label.similarity if math.isfinite(label.similarity) else 0.0
-    detail = f"{label.path} {label.metric} raw={label.raw:.4f}"
+    base, how = l1_base(label, weights.similarity_share)
+    detail = f"{label.path} {label.metric} raw={label.raw:.4f}" + (f" {how}" if how else "")
     if candidate.attempt:
         detail += f" attempt={candidate.attempt}"
     reasons = [HitReason(kind="l1_similarity", detail=detail, contribution=base, path=label.path)]
