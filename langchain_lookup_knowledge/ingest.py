@@ -330,15 +330,17 @@ def _write_documents(
             offset = end
         for start in range(0, len(rows), settings.insert_batch_size):
             client.upsert(layout.name, rows[start : start + settings.insert_batch_size])
+        # Always: a killed earlier run may have left chunks the catalog does not know of. One
+        # delete per group, not per document (each delete scans the collection); a key names
+        # its own source, so the group's kept keys select exactly.
+        keep = [c.evidence_key for _, chunks in group for c in chunks]
+        stale = and_exprs(
+            condition(layout.source_ref(), [doc.source for doc, _ in group]),
+            f"not ({condition(layout.id_field, keep)})",
+        )
+        report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
         entries = []
         for doc, chunks in group:
-            # Always: a killed earlier run may have left chunks the catalog does not know of.
-            keep = [c.evidence_key for c in chunks]
-            stale = and_exprs(
-                condition(layout.source_ref(), doc.source),
-                f"not ({condition(layout.id_field, keep)})",
-            )
-            report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
             entries.append(CatalogEntry.from_document(doc, len(chunks)))
             report.indexed.append(doc.source)
             report.chunks_written += len(chunks)

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +17,9 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
+# A CJK character is about one term of a question; a Latin word is one term.
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 
 RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
 RetrievalMode = Literal["dense", "hybrid", "sparse"]
@@ -121,6 +125,11 @@ class LookupSettings(BaseSettings):
     fusion: Literal["rrf", "weighted"] = Field(default="rrf", description="Hybrid fusion.")
     rrf_k: int = Field(default=60, ge=1, description="RRF constant.")
     dense_weight: float = Field(default=0.6, ge=0, le=1, description="Weighted fusion: dense.")
+    cjk_retrieval_mode: RetrievalMode | Literal["auto"] = Field(
+        default="auto",
+        description="retrieval_mode for a question mostly in CJK script. auto: sparse (BM25 "
+        "with jieba) while the embedder is the bundled English-only model, else retrieval_mode.",
+    )
     l1_enabled: bool = Field(default=True, description="False: L0 alone (never evidence).")
     top_k: int = Field(default=5, ge=1, le=50, description="Evidence blocks returned.")
     candidate_k: int = Field(default=20, ge=1, le=200, description="L1 candidates fetched.")
@@ -185,6 +194,29 @@ class LookupSettings(BaseSettings):
         from langchain_lookup_knowledge.store.filters import validate_identifier
 
         return validate_identifier(value, what="collection name")
+
+    def retrieval_mode_for(self, query: str, *, bm25_analyzer: str | None) -> RetrievalMode:
+        """The retrieval mode of one question (``cjk_retrieval_mode`` for a CJK question).
+
+        The bundled MiniLM reads English only: its vector of a Chinese question is noise that
+        dilutes the fused ranking, so by default BM25 alone answers a question whose terms are
+        mostly CJK, where the collection's BM25 field is analysed by jieba (``standard`` cannot
+        split Chinese). Another embedder (``openai``, ``local_model_dir``) keeps
+        ``retrieval_mode``.
+
+        Example:
+            >>> LookupSettings().retrieval_mode_for("pod 一直重启怎么办", bm25_analyzer="jieba")
+            'sparse'
+            >>> LookupSettings().retrieval_mode_for("pod keeps restarting", bm25_analyzer="jieba")
+            'hybrid'
+        """
+        cjk = len(_CJK_CHAR.findall(query))
+        if bm25_analyzer != "jieba" or cjk == 0 or cjk < len(_LATIN_WORD.findall(query)):
+            return self.retrieval_mode
+        if self.cjk_retrieval_mode != "auto":
+            return self.cjk_retrieval_mode
+        english_only = self.embedding_provider == "local" and self.local_model_dir is None
+        return "sparse" if english_only else self.retrieval_mode
 
     @property
     def resolved_milvus_uri(self) -> str:

@@ -135,12 +135,17 @@ class LookupNodes:
                 update["timings_ms"] |= {"transform_query": _ms(start)}
                 return update
             layout = self.runtime.layout
-            if self.settings.retrieval_mode != "dense" and not layout.has_bm25:
-                update["retrieval_mode"] = "dense"
+            mode = self.settings.retrieval_mode_for(text, bm25_analyzer=layout.analyzer)
+            if mode != update["retrieval_mode"]:
+                update["retrieval_mode"] = mode
+                notes.append(f"CJK question: retrieval_mode {mode} (cjk_retrieval_mode; "
+                             "the embedder reads English only)")
+            if update["retrieval_mode"] != "dense" and not layout.has_bm25:
                 notes.append(
-                    f"retrieval_mode {self.settings.retrieval_mode} needs a BM25 field; "
+                    f"retrieval_mode {update['retrieval_mode']} needs a BM25 field; "
                     f"collection {layout.name!r} has none, searched dense"
                 )
+                update["retrieval_mode"] = "dense"
             category_ref = layout.category_ref()
             if category and category_ref is None:
                 notes.append(

@@ -30,14 +30,14 @@ _MAX_TERMS_IN_DETAIL = 4
 class RerankWeights:
     """The base score's mix and the boost sizes added to it (all in [0, 1]).
 
-    The base of a dense candidate is its normalized similarity. A fused (hybrid) or BM25
-    candidate also carries a ``rank_score`` (its fused / BM25 rank, scaled to [0, 1]), and its
-    base is ``similarity_share * similarity + (1 - similarity_share) * rank_score``: the dense
-    cosine alone would throw away what BM25 found (exact terms, alert names, CJK words the
-    English default embedder cannot read).
+    The base of a dense candidate is its normalized similarity; of a BM25 (sparse) candidate,
+    its ``rank_score`` (BM25 rank scaled to [0, 1]). A fused (hybrid) candidate's base is
+    ``similarity_share * similarity + (1 - similarity_share) * rank_score``: the dense cosine
+    alone would throw away what BM25 found (exact terms, alert names), the fused rank alone
+    the cosine's finer grading.
 
     Attributes:
-        similarity_share: Weight of the dense similarity in the base of a fused/BM25 candidate.
+        similarity_share: Weight of the dense similarity in the base of a fused candidate.
         l0_title: The candidate's document matched L0 by title.
         l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
         l0_alias: ... by an alias (e.g. an alert name).
@@ -124,6 +124,8 @@ def l1_base(label: ScoreLabel, similarity_share: float) -> tuple[float, str]:
     if label.rank_score is None:
         return similarity, ""
     rank = label.rank_score if math.isfinite(label.rank_score) else 0.0
+    if label.kind == "sparse":  # BM25 asked for (or a CJK question the embedder cannot read)
+        return rank, f"base=rank_score({rank:.4f})"
     base = similarity_share * similarity + (1.0 - similarity_share) * rank
     how = (f"base={similarity_share:g}*similarity({similarity:.4f})"
            f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})")
