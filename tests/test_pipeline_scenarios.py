@@ -539,14 +539,19 @@ def test_rerank_trace_records_score_contributions(store, fake):
     assert [e.evidence_key for e in trace] == keys(result)
     for entry, block in zip(trace, result.evidence_blocks, strict=True):
         assert entry.source == block.source
-        assert entry.base_score == pytest.approx(block.score_label.similarity, abs=1e-6)
+        # The base is the L1 score of record: the similarity for a dense hit, the similarity
+        # mixed with the fused rank for a hybrid one; it is the l1_similarity reason's value.
+        l1_reason = block.hit_reasons[0]
+        assert l1_reason.kind == "l1_similarity"
+        assert entry.base_score == pytest.approx(l1_reason.contribution, abs=1e-6)
         assert entry.final_score == pytest.approx(
             entry.base_score + sum(b.contribution for b in entry.boosts), abs=1e-6
         )
     hinted = next(e for e in trace if e.source == "compute/worker-restarts.md")
     assert {"l0_keyword", "l0_domain"} <= {b.kind for b in hinted.boosts}
     assert all(b.contribution > 0 for b in hinted.boosts)
-    assert hinted.base_score == pytest.approx(0.80, abs=1e-3)
+    hinted_block = next(b for b in result.evidence_blocks if b.source == hinted.source)
+    assert hinted_block.score_label.similarity == pytest.approx(0.80, abs=1e-3)
 
 
 def test_query_hints_influence_rerank_without_becoming_evidence(store, fake):

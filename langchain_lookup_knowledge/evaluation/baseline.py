@@ -5,8 +5,8 @@ searched with ``similarity_search_with_score``:
 
 * ``dense``: the same embedder, COSINE/FLAT.
 * ``bm25``: Milvus's built-in BM25 function alone (no embedder).
-* ``hybrid``: dense + ``BM25BuiltInFunction``, fused with RRF (an explicit ranker: the implicit
-  WeightedRanker of langchain-milvus 0.4.0 breaks on the second call).
+* ``hybrid``: dense + ``BM25BuiltInFunction``, fused with RRF at its usual ``k=60`` (an explicit
+  ranker: the implicit WeightedRanker of langchain-milvus 0.4.0 breaks on the second call).
 
 A collection already holding every document is reused, so repeated evaluations skip ingestion.
 """
@@ -33,6 +33,16 @@ _DENSE_SEARCH = {"metric_type": "COSINE", "params": {}}
 _SPARSE_INDEX = {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": {}}
 _SPARSE_SEARCH = {"metric_type": "BM25", "params": {}}
 ADD_BATCH = 256
+BARE_RRF_K = 60
+
+
+def rrf_ranker(k: int = BARE_RRF_K) -> Any:
+    """The RRF reranker as langchain-milvus wants it (``reranker=``; ``ranker_type`` is
+    deprecated)."""
+    from pymilvus import Function, FunctionType
+
+    return Function(name="rrf", input_field_names=[], function_type=FunctionType.RERANK,
+                    params={"reranker": "rrf", "k": k})
 
 
 def bm25_analyzer_params(texts: Sequence[str]) -> dict[str, Any]:
@@ -61,7 +71,7 @@ class BareStore:
         embeddings: Embeddings | None,
         *,
         analyzer_params: dict[str, Any] | None = None,
-        rrf_k: int = 60,
+        rrf_k: int = BARE_RRF_K,
     ) -> None:
         from langchain_milvus import BM25BuiltInFunction, Milvus
 
@@ -131,8 +141,7 @@ class BareStore:
         """``similarity_search_with_score`` as a user would call it."""
         if self.kind == "hybrid":
             return list(self.store.similarity_search_with_score(
-                query, k=k, ranker_type="rrf", ranker_params={"k": self.rrf_k},
-                fetch_k=max(k, 2 * k)))
+                query, k=k, reranker=rrf_ranker(self.rrf_k), fetch_k=max(k, 2 * k)))
         return list(self.store.similarity_search_with_score(query, k=k))
 
     def search(self, query: str, k: int) -> list[str]:

@@ -26,6 +26,7 @@ from langchain_lookup_knowledge.evaluation.baseline import (
     SharedDocumentVectors,
     bm25_analyzer_params,
     progress_enabled,
+    rrf_ranker,
 )
 from langchain_lookup_knowledge.evaluation.metrics import aggregate, dedupe
 from langchain_lookup_knowledge.evaluation.runner import (
@@ -152,8 +153,7 @@ def run_queries(
             ingest_s = round(time.perf_counter() - start, 2)
             search_kwargs: dict[str, Any] = {"k": K}
             if kind == "hybrid":
-                search_kwargs |= {"ranker_type": "rrf", "ranker_params": {"k": settings.rrf_k},
-                                  "fetch_k": 2 * K}
+                search_kwargs |= {"reranker": rrf_ranker(), "fetch_k": 2 * K}
             retriever = store.store.as_retriever(search_kwargs=search_kwargs)
             bare = run_search(partial(_retriever_ids, retriever), queries,
                               desc=f"bare {kind}", progress=progress)

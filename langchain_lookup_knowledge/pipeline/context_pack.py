@@ -34,15 +34,20 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _why(reasons: Sequence[HitReason]) -> str:
-    """Short hit reasons: ``similarity 0.71, l0_title +0.08, first_chunk +0.01``."""
+def _why(reasons: Sequence[HitReason], similarity: float | None = None) -> str:
+    """Short hit reasons: ``similarity 0.71, l0_title +0.08, first_chunk +0.01``.
+
+    The L1 reason shows the block's normalized similarity when known (a hybrid hit's rerank
+    base also mixes in its fused rank; the model is told the similarity, the trace has both).
+    """
     best: dict[str, float] = {}
     for reason in reasons:
         best[reason.kind] = max(best.get(reason.kind, reason.contribution), reason.contribution)
     parts = []
     for kind, contribution in best.items():
         if kind == "l1_similarity":
-            parts.append(f"similarity {contribution:.2f}")
+            shown = contribution if similarity is None else similarity
+            parts.append(f"similarity {shown:.2f}")
         else:
             parts.append(f"{_one_line(kind)} {contribution:+.2f}")
     return ", ".join(parts) or "none recorded"
@@ -63,10 +68,11 @@ def block_header(rank: int, block: EvidenceBlock) -> str:
         heading = f"{title} — {breadcrumb}"
     else:
         heading = breadcrumb or title or _one_line(block.source)
+    similarity = block.score_label.similarity if block.score_label is not None else None
     return (
         f"[{rank}] {heading}\n"
         f"source: {_one_line(block.source)} (evidenceKey {_one_line(block.evidence_key)}; "
-        f"score {block.score:.2f}; why: {_why(block.hit_reasons)})\n"
+        f"score {block.score:.2f}; why: {_why(block.hit_reasons, similarity)})\n"
     )
 
 

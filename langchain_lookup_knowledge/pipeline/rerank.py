@@ -111,8 +111,14 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
 
 
-def l1_base(label: ScoreLabel, similarity_share: float) -> tuple[float, str]:
+def l1_base(
+    label: ScoreLabel, similarity_share: float, *, rank_comparable: bool = True
+) -> tuple[float, str]:
     """The rerank base of an L1 hit and how it was mixed ("" for a dense hit: its similarity).
+
+    ``rank_comparable=False``: the hit's rank is within another ranked list than the one of
+    record (a filtered attempt superseded by its unfiltered retry, where rank 1 among one
+    category says little), so only its similarity counts.
 
     Example:
         >>> label = ScoreLabel(path="sdk", metric="RRF", raw=0.03, similarity=0.6, formula="",
@@ -123,6 +129,8 @@ def l1_base(label: ScoreLabel, similarity_share: float) -> tuple[float, str]:
     similarity = label.similarity if math.isfinite(label.similarity) else 0.0
     if label.rank_score is None:
         return similarity, ""
+    if not rank_comparable:
+        return similarity, f"base=similarity({similarity:.4f}) (rank of a superseded attempt)"
     rank = label.rank_score if math.isfinite(label.rank_score) else 0.0
     if label.kind == "sparse":  # BM25 asked for (or a CJK question the embedder cannot read)
         return rank, f"base=rank_score({rank:.4f})"
@@ -153,9 +161,10 @@ def _score_one(
     bigrams: frozenset[str],
     l0: L0Match | None,
     weights: RerankWeights,
+    rank_comparable: bool = True,
 ) -> ScoredCandidate:
     label = candidate.score_label
-    base, how = l1_base(label, weights.similarity_share)
+    base, how = l1_base(label, weights.similarity_share, rank_comparable=rank_comparable)
     detail = f"{label.path} {label.metric} raw={label.raw:.4f}" + (f" {how}" if how else "")
     if candidate.attempt:
         detail += f" attempt={candidate.attempt}"
@@ -228,5 +237,11 @@ def rerank(
     weights = weights or RerankWeights()
     terms = query_terms(query)
     bigrams = frozenset(cjk_bigrams(query))
-    scored = [_score_one(c, terms, bigrams, l0, weights) for c in candidates]
+    # Rank scores compare within one ranked list: after a retry, the retry's list is of record.
+    attempts = list(dict.fromkeys(c.attempt for c in candidates))
+    of_record = attempts[-1] if len(attempts) > 1 else None
+    scored = [
+        _score_one(c, terms, bigrams, l0, weights, of_record is None or c.attempt == of_record)
+        for c in candidates
+    ]
     return sorted(scored, key=ScoredCandidate.sort_key)
