@@ -91,8 +91,9 @@ class LookupSettings(BaseSettings):
 
     # --- embeddings ----------------------------------------------------------------------
     embedding_provider: Literal["local", "openai"] = Field(
-        default="local", description="local: bundled ONNX MiniLM (offline); openai: any "
-        "OpenAI-compatible /embeddings endpoint."
+        default="local",
+        description="local: bundled ONNX MiniLM (offline); openai: any "
+        "OpenAI-compatible /embeddings endpoint.",
     )
     local_model_dir: Path | None = Field(
         default=None,

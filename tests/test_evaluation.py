@@ -167,7 +167,8 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     n_queries = write_beir_from_sample_kb(folder)
     uri = str(tmp_path / "beir.db")
     first = run_json(["eval", "beir", str(folder), "--uri", uri])
-    assert first["queries"] == n_queries and first["corpus"] == 18
+    assert first["queries"] == n_queries
+    assert first["corpus"] == 18
     assert first["cached"] is False
     for key in ("ndcg@10", "recall@100", "mrr@10", "recall@10"):
         assert 0.0 <= first[key] <= 1.0
@@ -178,7 +179,8 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     assert first["collection"].startswith("beir_")
 
     again = run_json(["eval", "beir", str(folder), "--uri", uri, "--limit", "3"])
-    assert again["cached"] is True and again["queries"] == 3
+    assert again["cached"] is True
+    assert again["queries"] == 3
     assert again["collection"] == first["collection"]
     assert again["baselines"]["dense"]["cached"] is True
 
@@ -224,7 +226,8 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
         "bare_ingest_chunks_per_s",
         "peak_rss_mb",
     ):
-        assert isinstance(report[key], int | float) and report[key] > 0, key
+        assert isinstance(report[key], int | float), key
+        assert report[key] > 0, key
     assert report["latency"]["lookup"]["n"] == 9  # 3 questions x 3 rounds
     # the forced retry really retried (every measured retry lookup went through the retry node)
     assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0

@@ -41,8 +41,12 @@ def rrf_ranker(k: int = BARE_RRF_K) -> Any:
     deprecated)."""
     from pymilvus import Function, FunctionType
 
-    return Function(name="rrf", input_field_names=[], function_type=FunctionType.RERANK,
-                    params={"reranker": "rrf", "k": k})
+    return Function(
+        name="rrf",
+        input_field_names=[],
+        function_type=FunctionType.RERANK,
+        params={"reranker": "rrf", "k": k},
+    )
 
 
 def bm25_analyzer_params(texts: Sequence[str]) -> dict[str, Any]:
@@ -90,17 +94,31 @@ class BareStore:
             "enable_dynamic_field": True,
         }
         if kind == "dense":
-            self.store = Milvus(embedding_function=embeddings, vector_field="vector",
-                                index_params=_DENSE_INDEX, search_params=_DENSE_SEARCH, **common)
+            self.store = Milvus(
+                embedding_function=embeddings,
+                vector_field="vector",
+                index_params=_DENSE_INDEX,
+                search_params=_DENSE_SEARCH,
+                **common,
+            )
         elif kind == "bm25":
-            self.store = Milvus(embedding_function=None, builtin_function=bm25,
-                                vector_field="sparse", index_params=_SPARSE_INDEX,
-                                search_params=_SPARSE_SEARCH, **common)
+            self.store = Milvus(
+                embedding_function=None,
+                builtin_function=bm25,
+                vector_field="sparse",
+                index_params=_SPARSE_INDEX,
+                search_params=_SPARSE_SEARCH,
+                **common,
+            )
         else:
-            self.store = Milvus(embedding_function=embeddings, builtin_function=bm25,
-                                vector_field=["vector", "sparse"],
-                                index_params=[_DENSE_INDEX, _SPARSE_INDEX],
-                                search_params=[_DENSE_SEARCH, _SPARSE_SEARCH], **common)
+            self.store = Milvus(
+                embedding_function=embeddings,
+                builtin_function=bm25,
+                vector_field=["vector", "sparse"],
+                index_params=[_DENSE_INDEX, _SPARSE_INDEX],
+                search_params=[_DENSE_SEARCH, _SPARSE_SEARCH],
+                **common,
+            )
 
     def row_count(self) -> int:
         """Rows in the collection (0 when it does not exist yet)."""
@@ -117,8 +135,9 @@ class BareStore:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(docs), unit="doc", desc=f"bare {self.kind}", file=sys.stderr,
-                       leave=False)
+            bar = tqdm(
+                total=len(docs), unit="doc", desc=f"bare {self.kind}", file=sys.stderr, leave=False
+            )
         # Milvus Lite answers langchain-milvus's AllocTimestamp call with a logged (harmless)
         # "Method not implemented" traceback per batch: keep it off the user's screen.
         grpc_log = logging.getLogger("grpc._server")
@@ -140,8 +159,11 @@ class BareStore:
     def search_docs(self, query: str, k: int) -> list[tuple[Document, float]]:
         """``similarity_search_with_score`` as a user would call it."""
         if self.kind == "hybrid":
-            return list(self.store.similarity_search_with_score(
-                query, k=k, reranker=rrf_ranker(self.rrf_k), fetch_k=max(k, 2 * k)))
+            return list(
+                self.store.similarity_search_with_score(
+                    query, k=k, reranker=rrf_ranker(self.rrf_k), fetch_k=max(k, 2 * k)
+                )
+            )
         return list(self.store.similarity_search_with_score(query, k=k))
 
     def search(self, query: str, k: int) -> list[str]:

@@ -104,9 +104,14 @@ def load_beir(folder: str | Path, split: str = "test", limit: int | None = None)
             skipped.append(qid)
     if limit is not None:
         queries = dict(list(queries.items())[:limit])
-    return BeirData(name=root.name, corpus=corpus, queries=queries,
-                    qrels={q: qrels[q] for q in queries}, corpus_hash=digest,
-                    skipped_queries=skipped)
+    return BeirData(
+        name=root.name,
+        corpus=corpus,
+        queries=queries,
+        qrels={q: qrels[q] for q in queries},
+        corpus_hash=digest,
+        skipped_queries=skipped,
+    )
 
 
 def corpus_documents(data: BeirData) -> list[KnowledgeDocument]:
@@ -117,8 +122,15 @@ def corpus_documents(data: BeirData) -> list[KnowledgeDocument]:
         if not body.strip():
             continue
         digest = hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
-        docs.append(KnowledgeDocument(source=doc_id, title=title.strip() or doc_id, category="",
-                                      body=body, content_hash=digest))
+        docs.append(
+            KnowledgeDocument(
+                source=doc_id,
+                title=title.strip() or doc_id,
+                category="",
+                body=body,
+                content_hash=digest,
+            )
+        )
     return docs
 
 
@@ -133,17 +145,22 @@ def bare_documents(data: BeirData) -> tuple[list[Document], list[str]]:
     return docs, ids
 
 
-def pipeline_collection(data: BeirData, settings: LookupSettings,
-                        docs: list[KnowledgeDocument]) -> str:
+def pipeline_collection(
+    data: BeirData, settings: LookupSettings, docs: list[KnowledgeDocument]
+) -> str:
     """Collection name from the corpus, the chunking and the embedded text of a sample."""
     sample = "\n".join(
         embedding_text(c, d)
         for d in docs[:5]
         for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)
     )
-    return "beir_" + short_hash(data.corpus_hash, embedder_fingerprint(settings),
-                                f"{settings.chunk_size}/{settings.chunk_overlap}", sample,
-                                settings.bm25_analyzer)
+    return "beir_" + short_hash(
+        data.corpus_hash,
+        embedder_fingerprint(settings),
+        f"{settings.chunk_size}/{settings.chunk_overlap}",
+        sample,
+        settings.bm25_analyzer,
+    )
 
 
 def _bare_ids(store: BareStore, query: str) -> Sequence[str]:
@@ -175,20 +192,23 @@ def run_beir(
 
     timings: dict[str, Any] = {}
     start = time.perf_counter()
-    report = ingest_documents(docs, base, label=str(folder), embeddings=embedder,
-                              show_progress=progress)
+    report = ingest_documents(
+        docs, base, label=str(folder), embeddings=embedder, show_progress=progress
+    )
     timings["pipeline_ingest_s"] = round(time.perf_counter() - start, 2)
     cached = report.chunks_written == 0
 
     top = eval_settings(base, top_k=10, per_document_cap=1)
-    deep = eval_settings(base, top_k=DEEP_K, per_document_cap=1,
-                         candidate_k=max(base.candidate_k, DEEP_CANDIDATES))
+    deep = eval_settings(
+        base, top_k=DEEP_K, per_document_cap=1, candidate_k=max(base.candidate_k, DEEP_CANDIDATES)
+    )
     graph = build_lookup_graph(top, embeddings=embedder)
     first = run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
     deep_graph = build_lookup_graph(deep, embeddings=embedder)
     second = run_pipeline(deep_graph, data.queries, desc="pipeline@100", progress=progress)
     metrics = aggregate(first.rankings, data.qrels, TOP_METRICS) | aggregate(
-        second.rankings, data.qrels, ["recall@100"])
+        second.rankings, data.qrels, ["recall@100"]
+    )
     pipeline = rounded(metrics) | {"timing": first.timing(), "fallbacks": first.extra["fallbacks"]}
 
     out_baselines: dict[str, Any] = {}
@@ -198,17 +218,21 @@ def run_beir(
         raw = embedder.inner  # the bare baseline has no query cache
         kinds: tuple[BareKind, ...] = ("dense", "bm25")
         for kind in kinds:
-            store = BareStore(base, f"beir_{key}_bare_{kind}", kind,
-                              raw if kind == "dense" else None)
+            store = BareStore(
+                base, f"beir_{key}_bare_{kind}", kind, raw if kind == "dense" else None
+            )
             start = time.perf_counter()
             written = store.fill(bare_docs, bare_ids, progress=progress)
             timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
-            run = run_search(partial(_bare_ids, store), data.queries, desc=f"bare {kind}",
-                             progress=progress)
+            run = run_search(
+                partial(_bare_ids, store), data.queries, desc=f"bare {kind}", progress=progress
+            )
             scores = aggregate(run.rankings, data.qrels, METRICS)
-            out_baselines[kind] = rounded(scores) | {"timing": run.timing(),
-                                                     "collection": store.collection,
-                                                     "cached": not written}
+            out_baselines[kind] = rounded(scores) | {
+                "timing": run.timing(),
+                "collection": store.collection,
+                "cached": not written,
+            }
     result: dict[str, Any] = {
         "dataset": data.name,
         "split": split,
@@ -221,10 +245,16 @@ def run_beir(
         "pipeline": pipeline,
         "baselines": out_baselines,
         "settings": {
-            "retrieval_mode": base.retrieval_mode, "fusion": base.fusion, "rrf_k": base.rrf_k,
-            "dense_weight": base.dense_weight, "candidate_k": base.candidate_k,
-            "chunk_size": base.chunk_size, "chunk_overlap": base.chunk_overlap,
-            "top_k": 10, "per_document_cap": 1, "mode": base.mode,
+            "retrieval_mode": base.retrieval_mode,
+            "fusion": base.fusion,
+            "rrf_k": base.rrf_k,
+            "dense_weight": base.dense_weight,
+            "candidate_k": base.candidate_k,
+            "chunk_size": base.chunk_size,
+            "chunk_overlap": base.chunk_overlap,
+            "top_k": 10,
+            "per_document_cap": 1,
+            "mode": base.mode,
         },
         "timings": timings,
     }
@@ -243,14 +273,17 @@ def format_beir(report: dict[str, Any]) -> str:
         f"{'p95 ms':>9}",
     ]
     rows = [("pipeline", report["pipeline"])] + [
-        (f"bare {k}", v) for k, v in report["baselines"].items()]
+        (f"bare {k}", v) for k, v in report["baselines"].items()
+    ]
     for name, m in rows:
         lines.append(
             f"{name:<12}{m['ndcg@10']:>9.4f}{m['recall@10']:>8.4f}{m['recall@100']:>8.4f}"
             f"{m['mrr@10']:>8.4f}{m['timing']['p50_ms']:>9.1f}{m['timing']['p95_ms']:>9.1f}"
         )
     s = report["settings"]
-    lines.append(f"pipeline: retrieval_mode={s['retrieval_mode']} fusion={s['fusion']} "
-                 f"candidate_k={s['candidate_k']} chunk_size={s['chunk_size']}; "
-                 f"timings: {report['timings']}")
+    lines.append(
+        f"pipeline: retrieval_mode={s['retrieval_mode']} fusion={s['fusion']} "
+        f"candidate_k={s['candidate_k']} chunk_size={s['chunk_size']}; "
+        f"timings: {report['timings']}"
+    )
     return "\n".join(lines)

@@ -99,8 +99,10 @@ def load_bench_questions(path: str | Path | None) -> list[str]:
 
 
 def _settings_json(settings: LookupSettings) -> str:
-    data = {k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
-            for k, v in settings.model_dump().items()}
+    data = {
+        k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
+        for k, v in settings.model_dump().items()
+    }
     return json.dumps(data, default=str)
 
 
@@ -129,8 +131,11 @@ def cold_start(settings: LookupSettings, query: str, script: str) -> dict[str, A
     with tempfile.TemporaryFile(mode="w+") as errors:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-c", script, query], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=errors, text=True,
+            [sys.executable, "-c", script, query],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
             env=os.environ | {"TQDM_DISABLE": "1"},
         )
         stdin, stdout = proc.stdin, proc.stdout
@@ -159,8 +164,11 @@ def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _stats(values: Sequence[float]) -> dict[str, float | int]:
-    return {"p50_ms": round(percentile(values, 50), 2), "p95_ms": round(percentile(values, 95), 2),
-            "n": len(values)}
+    return {
+        "p50_ms": round(percentile(values, 50), 2),
+        "p95_ms": round(percentile(values, 95), 2),
+        "n": len(values),
+    }
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -200,21 +208,30 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         doc = load_document(file, kb, settings.max_file_bytes)
         if isinstance(doc, KnowledgeDocument):
             for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
-                docs.append(Document(page_content=embedding_text(chunk, doc),
-                                     metadata={"source": chunk.source}))
+                docs.append(
+                    Document(
+                        page_content=embedding_text(chunk, doc), metadata={"source": chunk.source}
+                    )
+                )
                 ids.append(chunk.evidence_key)
     if not docs:
         raise ConfigurationError(f"no markdown files to ingest under {kb}")
     tag = uuid.uuid4().hex[:8]
-    ours = settings.model_copy(update={"collection": f"bench_ingest_{tag}",
-                                       "catalog_collection": None})
+    ours = settings.model_copy(
+        update={"collection": f"bench_ingest_{tag}", "catalog_collection": None}
+    )
     bare_name = f"bench_bare_{tag}"
     client = open_client(settings)
     try:
         start = time.perf_counter()
-        Milvus.from_documents(docs, embedder, ids=ids, collection_name=bare_name,
-                              connection_args=connection_args(settings),
-                              index_params={"index_type": "FLAT", "metric_type": "COSINE"})
+        Milvus.from_documents(
+            docs,
+            embedder,
+            ids=ids,
+            collection_name=bare_name,
+            connection_args=connection_args(settings),
+            index_params={"index_type": "FLAT", "metric_type": "COSINE"},
+        )
         bare_s = time.perf_counter() - start
         report = ingest_folder(kb, ours, embeddings=embedder, show_progress=False)
         ours_s = report.seconds
@@ -264,23 +281,34 @@ def run_bench(
     if not kb_path.is_dir():
         raise ConfigurationError(f"knowledge folder not found: {kb_path}")
     records = tempfile.TemporaryDirectory(prefix="lookup-bench-")
-    settings = settings.model_copy(update={
-        "record_invocations": True,
-        "invocation_db_url": f"sqlite:///{Path(records.name) / 'bench.sqlite3'}",
-    })
-    report: dict[str, Any] = {"collection": settings.collection, "uri":
-                              settings.resolved_milvus_uri, "k": settings.top_k,
-                              "rounds": rounds, "questions": len(questions),
-                              "retrieval_mode": settings.retrieval_mode, "path": settings.mode}
+    settings = settings.model_copy(
+        update={
+            "record_invocations": True,
+            "invocation_db_url": f"sqlite:///{Path(records.name) / 'bench.sqlite3'}",
+        }
+    )
+    report: dict[str, Any] = {
+        "collection": settings.collection,
+        "uri": settings.resolved_milvus_uri,
+        "k": settings.top_k,
+        "rounds": rounds,
+        "questions": len(questions),
+        "retrieval_mode": settings.retrieval_mode,
+        "path": settings.mode,
+    }
 
     # Cold start first: a fresh process must be able to open the database.
     if cold_start_enabled and _lite_db_busy(settings):
-        report["cold_start"] = {"skipped": "the Milvus Lite database is open in this process "
-                                "or another one; run bench in a fresh process"}
+        report["cold_start"] = {
+            "skipped": "the Milvus Lite database is open in this process "
+            "or another one; run bench in a fresh process"
+        }
     elif cold_start_enabled:
-        report["cold_start"] = {"lookup": cold_start(settings, questions[0], _CHILD_TOOL),
-                                "bare": cold_start(settings, questions[0], _CHILD_BARE),
-                                "peak_rss_mb": round(_child_maxrss_mb(), 1)}
+        report["cold_start"] = {
+            "lookup": cold_start(settings, questions[0], _CHILD_TOOL),
+            "bare": cold_start(settings, questions[0], _CHILD_BARE),
+            "peak_rss_mb": round(_child_maxrss_mb(), 1),
+        }
         _wait_until_free(settings)
     report["cold_start_s"] = (report.get("cold_start", {}).get("lookup") or {}).get("seconds")
     report["bare_cold_start_s"] = (report.get("cold_start", {}).get("bare") or {}).get("seconds")
@@ -294,12 +322,14 @@ def run_bench(
     tool = create_lookup_knowledge_tool(settings, embeddings=embedder)
     retry_embedder = build_embeddings(settings)
     retry_tool = create_lookup_knowledge_tool(
-        settings.model_copy(update={"reference_threshold": 1.0}), embeddings=retry_embedder)
+        settings.model_copy(update={"reference_threshold": 1.0}), embeddings=retry_embedder
+    )
     k = settings.top_k
 
     def call(tool: Any, query: str) -> Any:
-        return tool.invoke({"type": "tool_call", "id": "bench", "name": tool.name,
-                            "args": {"query": query}})
+        return tool.invoke(
+            {"type": "tool_call", "id": "bench", "name": tool.name, "args": {"query": query}}
+        )
 
     def fresh(tool: Any, cache: Any, query: str) -> Callable[[], Any]:
         cache.clear()  # outside the timed call
@@ -309,26 +339,32 @@ def run_bench(
         return bare_store.similarity_search_with_score(query, k=k)
 
     # Which questions really retry (their L0 filter applies); prefix a category otherwise.
-    categories = sorted({e.category for e in load_catalog(client,
-                                                          settings.resolved_catalog_collection)})
+    categories = sorted(
+        {e.category for e in load_catalog(client, settings.resolved_catalog_collection)}
+    )
     retry_qs = [q for q in questions if _retried(call(retry_tool, q))]
     if not retry_qs:
-        retry_qs = [q for q in _retry_questions(questions, categories)
-                    if _retried(call(retry_tool, q))]
+        retry_qs = [
+            q for q in _retry_questions(questions, categories) if _retried(call(retry_tool, q))
+        ]
     # Warm-up (not measured): model, Milvus segments, the cached tool's cache.
     for q in questions:
         call(tool, q), bare(q)
 
-    series: dict[str, list[float]] = {name: [] for name in
-                                      ("lookup", "lookup_cached", "bare", "retry", "bare_retry")}
+    series: dict[str, list[float]] = {
+        name: [] for name in ("lookup", "lookup_cached", "bare", "retry", "bare_retry")
+    }
     total = rounds * (len(questions) * 3 + len(retry_qs) * 2)
     bar = _Bar(total, progress_enabled(show_progress))
     retried = 0
     for r in range(rounds):
         for q in questions:
             # uncached, then cached (same question, now in the cache), then bare; flipped.
-            order = ["lookup", "lookup_cached", "bare"] if r % 2 == 0 else [
-                "bare", "lookup", "lookup_cached"]
+            order = (
+                ["lookup", "lookup_cached", "bare"]
+                if r % 2 == 0
+                else ["bare", "lookup", "lookup_cached"]
+            )
             for name in order:
                 fn: Callable[[], Any]
                 if name == "lookup":
@@ -340,7 +376,7 @@ def run_bench(
                 series[name].append(_ms(fn)[0])
                 bar.update()
         for q in retry_qs:
-            for name in (["retry", "bare_retry"] if r % 2 == 0 else ["bare_retry", "retry"]):
+            for name in ["retry", "bare_retry"] if r % 2 == 0 else ["bare_retry", "retry"]:
                 fn = fresh(retry_tool, retry_embedder, q) if name == "retry" else partial(bare, q)
                 elapsed, value = _ms(fn)
                 if name == "retry":
@@ -357,18 +393,24 @@ def run_bench(
     report["bare_p95_ms"] = stats["bare"]["p95_ms"]
     report["lookup_cached_p50_ms"] = stats["lookup_cached"]["p50_ms"]
     report["lookup_vs_bare_p50_ratio"] = _ratio(stats["lookup"]["p50_ms"], stats["bare"]["p50_ms"])
-    report["lookup_cached_vs_bare_p50_ratio"] = _ratio(stats["lookup_cached"]["p50_ms"],
-                                                       stats["bare"]["p50_ms"])
+    report["lookup_cached_vs_bare_p50_ratio"] = _ratio(
+        stats["lookup_cached"]["p50_ms"], stats["bare"]["p50_ms"]
+    )
     report["retry_p50_ms"] = stats["retry"]["p50_ms"] if retry_qs else None
     report["retry_vs_bare_p50_ratio"] = (
-        _ratio(stats["retry"]["p50_ms"], stats["bare_retry"]["p50_ms"]) if retry_qs else None)
+        _ratio(stats["retry"]["p50_ms"], stats["bare_retry"]["p50_ms"]) if retry_qs else None
+    )
     report["retry_questions"] = len(retry_qs)
     report["retried_lookups"] = retried
     report["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses}
     report["query_embed_ms"] = _embed_ms(raw, questions)
     report["ingest"] = _ingest_bench(settings, kb_path, raw)
-    report.update({key: report["ingest"][key] for key in
-                   ("ingest_chunks_per_s", "bare_ingest_chunks_per_s", "ingest_vs_bare_ratio")})
+    report.update(
+        {
+            key: report["ingest"][key]
+            for key in ("ingest_chunks_per_s", "bare_ingest_chunks_per_s", "ingest_vs_bare_ratio")
+        }
+    )
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
     records.cleanup()
     return report
@@ -388,29 +430,40 @@ def _retried(message: Any) -> bool:
 def format_bench(report: dict[str, Any]) -> str:
     """A readable summary of a :func:`run_bench` report."""
     lat = report["latency"]
-    lines = [f"bench on {report['collection']!r} ({report['uri']}), k={report['k']}, "
-             f"{report['questions']} questions x {report['rounds']} rounds, "
-             f"retrieval_mode={report['retrieval_mode']}"]
-    for name, label in (("lookup", "tool lookup (new question)"),
-                        ("lookup_cached", "tool lookup (repeated: cached vector)"),
-                        ("bare", "bare similarity_search_with_score"),
-                        ("retry", "tool lookup with forced retry"),
-                        ("bare_retry", "bare, same questions as retry")):
+    lines = [
+        f"bench on {report['collection']!r} ({report['uri']}), k={report['k']}, "
+        f"{report['questions']} questions x {report['rounds']} rounds, "
+        f"retrieval_mode={report['retrieval_mode']}"
+    ]
+    for name, label in (
+        ("lookup", "tool lookup (new question)"),
+        ("lookup_cached", "tool lookup (repeated: cached vector)"),
+        ("bare", "bare similarity_search_with_score"),
+        ("retry", "tool lookup with forced retry"),
+        ("bare_retry", "bare, same questions as retry"),
+    ):
         s = lat[name]
-        lines.append(f"  {label:<36} p50 {s['p50_ms']:>8.2f} ms  p95 {s['p95_ms']:>8.2f} ms"
-                     f"  (n={s['n']})")
-    lines.append(f"  lookup/bare p50 ratio {report['lookup_vs_bare_p50_ratio']}; cached/bare "
-                 f"{report['lookup_cached_vs_bare_p50_ratio']}; retry/bare "
-                 f"{report['retry_vs_bare_p50_ratio']} ({report['retried_lookups']} retried)")
+        lines.append(
+            f"  {label:<36} p50 {s['p50_ms']:>8.2f} ms  p95 {s['p95_ms']:>8.2f} ms  (n={s['n']})"
+        )
+    lines.append(
+        f"  lookup/bare p50 ratio {report['lookup_vs_bare_p50_ratio']}; cached/bare "
+        f"{report['lookup_cached_vs_bare_p50_ratio']}; retry/bare "
+        f"{report['retry_vs_bare_p50_ratio']} ({report['retried_lookups']} retried)"
+    )
     ing = report["ingest"]
-    lines.append(f"  ingest {ing['ingest_chunks_per_s']} chunks/s vs Milvus.from_documents "
-                 f"{ing['bare_ingest_chunks_per_s']} chunks/s ({ing['chunks']} chunks; ratio "
-                 f"{ing['ingest_vs_bare_ratio']})")
+    lines.append(
+        f"  ingest {ing['ingest_chunks_per_s']} chunks/s vs Milvus.from_documents "
+        f"{ing['bare_ingest_chunks_per_s']} chunks/s ({ing['chunks']} chunks; ratio "
+        f"{ing['ingest_vs_bare_ratio']})"
+    )
     cold = report.get("cold_start", {})
     if "skipped" in cold:
         lines.append(f"  cold start: skipped ({cold['skipped']})")
     elif cold:
-        lines.append(f"  cold start to first answer: tool {report['cold_start_s']} s, bare "
-                     f"{report['bare_cold_start_s']} s (peak RSS {cold.get('peak_rss_mb')} MB)")
+        lines.append(
+            f"  cold start to first answer: tool {report['cold_start_s']} s, bare "
+            f"{report['bare_cold_start_s']} s (peak RSS {cold.get('peak_rss_mb')} MB)"
+        )
     lines.append(f"  peak RSS of this process: {report['peak_rss_mb']} MB")
     return "\n".join(lines)

@@ -26,9 +26,14 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise LookupKnowledgeError(f"--limit must be >= 1, got {args.limit}")
-    report = run_beir(args.dir, _settings(args), split=args.split, limit=args.limit,
-                      show_progress=None if not args.no_progress else False,
-                      baselines=not args.no_baselines)
+    report = run_beir(
+        args.dir,
+        _settings(args),
+        split=args.split,
+        limit=args.limit,
+        show_progress=None if not args.no_progress else False,
+        baselines=not args.no_baselines,
+    )
     _emit(report, args.json, format_beir(report))
     return 0
 
@@ -37,8 +42,12 @@ def cmd_eval_queries(args: argparse.Namespace) -> int:
     """Evaluate a JSONL question file on an ingested collection (and bare baselines)."""
     from langchain_lookup_knowledge.evaluation.queries import format_queries, run_queries
 
-    report = run_queries(args.file, _settings(args), kb=args.kb,
-                         show_progress=None if not args.no_progress else False)
+    report = run_queries(
+        args.file,
+        _settings(args),
+        kb=args.kb,
+        show_progress=None if not args.no_progress else False,
+    )
     _emit(report, args.json, format_queries(report))
     return 0
 
@@ -49,9 +58,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise LookupKnowledgeError(f"--rounds must be >= 1, got {args.rounds}")
-    report = run_bench(_settings(args), rounds=args.rounds, queries_file=args.queries_file,
-                       kb=args.kb, cold_start_enabled=not args.no_cold_start,
-                       show_progress=None if not args.no_progress else False)
+    report = run_bench(
+        _settings(args),
+        rounds=args.rounds,
+        queries_file=args.queries_file,
+        kb=args.kb,
+        cold_start_enabled=not args.no_cold_start,
+        show_progress=None if not args.no_progress else False,
+    )
     _emit(report, args.json, format_bench(report))
     return 0
 

@@ -86,8 +86,9 @@ def bare_chunks(kb: Path, chunk_size: int, chunk_overlap: int) -> tuple[list[Doc
         text = path.read_text(encoding="utf-8", errors="replace")
         source = path.relative_to(kb).as_posix()
         for i, piece in enumerate(splitter.split_text(text)):
-            docs.append(Document(page_content=piece,
-                                 metadata={"doc_id": stem(source), "source": source}))
+            docs.append(
+                Document(page_content=piece, metadata={"doc_id": stem(source), "source": source})
+            )
             ids.append(f"{source}#{i}")
     return docs, ids
 
@@ -96,8 +97,12 @@ def _retriever_ids(retriever: Any, query: str) -> list[str]:
     return [str(d.metadata.get("doc_id", "")) for d in retriever.invoke(query)]
 
 
-def _misses(rankings: dict[str, list[str]], queries: dict[str, str],
-            qrels: dict[str, dict[str, float]], k: int = 5) -> list[dict[str, Any]]:
+def _misses(
+    rankings: dict[str, list[str]],
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, float]],
+    k: int = 5,
+) -> list[dict[str, Any]]:
     out = []
     for qid, text in queries.items():
         top = dedupe(rankings.get(qid, [])[:k])
@@ -128,8 +133,9 @@ def run_queries(
     pipeline = metrics | {
         "timing": run.timing(),
         "fallbacks": run.extra["fallbacks"],
-        "relevance": {lvl: sum(1 for v in levels.values() if v == lvl)
-                      for lvl in ("high", "medium", "low")},
+        "relevance": {
+            lvl: sum(1 for v in levels.values() if v == lvl) for lvl in ("high", "medium", "low")
+        },
         "misses@5": _misses(run.rankings, queries, qrels),
     }
     baselines: dict[str, Any] = {}
@@ -140,14 +146,18 @@ def run_queries(
         docs, ids = bare_chunks(root, settings.chunk_size, settings.chunk_overlap)
         if not docs:
             raise ConfigurationError(f"no markdown files under {root}")
-        key = short_hash(*(d.page_content for d in docs), embedder_fingerprint(settings),
-                         f"{settings.chunk_size}/{settings.chunk_overlap}")
+        key = short_hash(
+            *(d.page_content for d in docs),
+            embedder_fingerprint(settings),
+            f"{settings.chunk_size}/{settings.chunk_overlap}",
+        )
         analyzer = bm25_analyzer_params([d.page_content for d in docs])
         shared = SharedDocumentVectors(embedder.inner)
         kinds: tuple[BareKind, ...] = ("dense", "hybrid")
         for kind in kinds:
-            store = BareStore(settings, f"bare_{key}_{kind}", kind, shared,
-                              analyzer_params=analyzer)
+            store = BareStore(
+                settings, f"bare_{key}_{kind}", kind, shared, analyzer_params=analyzer
+            )
             start = time.perf_counter()
             written = store.fill(docs, ids, progress=progress)
             ingest_s = round(time.perf_counter() - start, 2)
@@ -155,11 +165,15 @@ def run_queries(
             if kind == "hybrid":
                 search_kwargs |= {"reranker": rrf_ranker(), "fetch_k": 2 * K}
             retriever = store.store.as_retriever(search_kwargs=search_kwargs)
-            bare = run_search(partial(_retriever_ids, retriever), queries,
-                              desc=f"bare {kind}", progress=progress)
+            bare = run_search(
+                partial(_retriever_ids, retriever), queries, desc=f"bare {kind}", progress=progress
+            )
             baselines[kind] = rounded(aggregate(bare.rankings, qrels, METRICS)) | {
-                "timing": bare.timing(), "collection": store.collection, "chunks": len(docs),
-                "cached": not written, "ingest_s": ingest_s,
+                "timing": bare.timing(),
+                "collection": store.collection,
+                "chunks": len(docs),
+                "cached": not written,
+                "ingest_s": ingest_s,
                 "misses@5": len(_misses(bare.rankings, queries, qrels)),
             }
     result: dict[str, Any] = {
@@ -169,9 +183,13 @@ def run_queries(
         **{m: pipeline[m] for m in METRICS},
         "pipeline": pipeline,
         "baselines": baselines,
-        "settings": {"retrieval_mode": settings.retrieval_mode, "fusion": settings.fusion,
-                     "candidate_k": settings.candidate_k, "top_k": K,
-                     "per_document_cap": settings.per_document_cap},
+        "settings": {
+            "retrieval_mode": settings.retrieval_mode,
+            "fusion": settings.fusion,
+            "candidate_k": settings.candidate_k,
+            "top_k": K,
+            "per_document_cap": settings.per_document_cap,
+        },
     }
     for name, scores in baselines.items():
         result[f"recall@5_vs_{name}"] = round(pipeline["recall@5"] - scores["recall@5"], 4)
@@ -186,10 +204,13 @@ def format_queries(report: dict[str, Any]) -> str:
         f"{'system':<14}{'R@5':>8}{'R@10':>8}{'MRR@10':>8}{'nDCG@10':>9}{'p50 ms':>9}",
     ]
     rows = [("pipeline", report["pipeline"])] + [
-        (f"bare {k}", v) for k, v in report["baselines"].items()]
+        (f"bare {k}", v) for k, v in report["baselines"].items()
+    ]
     for name, m in rows:
-        lines.append(f"{name:<14}{m['recall@5']:>8.4f}{m['recall@10']:>8.4f}{m['mrr@10']:>8.4f}"
-                     f"{m['ndcg@10']:>9.4f}{m['timing']['p50_ms']:>9.1f}")
+        lines.append(
+            f"{name:<14}{m['recall@5']:>8.4f}{m['recall@10']:>8.4f}{m['mrr@10']:>8.4f}"
+            f"{m['ndcg@10']:>9.4f}{m['timing']['p50_ms']:>9.1f}"
+        )
     pipeline = report["pipeline"]
     lines.append(f"relevance levels: {pipeline['relevance']}; fallbacks: {pipeline['fallbacks']}")
     for miss in pipeline["misses@5"]:

@@ -91,7 +91,9 @@ def _split_long(text: str, size: int, overlap: int) -> list[str]:
         end = min(len(text), start + size)
         if end < len(text):
             window = text[start:end]
-            cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind("。"), window.rfind(". "))
+            cut = max(
+                window.rfind("\n\n"), window.rfind("\n"), window.rfind("。"), window.rfind(". ")
+            )
             if cut > size // 2:
                 end = start + cut + 1
         pieces.append(text[start:end])
@@ -101,7 +103,9 @@ def _split_long(text: str, size: int, overlap: int) -> list[str]:
     return pieces
 
 
-def chunk_document(doc: KnowledgeDocument, chunk_size: int = 1000, overlap: int = 150) -> list[Chunk]:
+def chunk_document(
+    doc: KnowledgeDocument, chunk_size: int = 1000, overlap: int = 150
+) -> list[Chunk]:
     """Chunk one document. CJK text gets a smaller size (one token per character).
 
     Example:

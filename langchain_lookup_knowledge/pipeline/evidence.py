@@ -138,8 +138,11 @@ def build_evidence_blocks(
     merged = sorted((_merge(group) for group in groups.values()), key=lambda m: m[0].sort_key())
 
     # The floor is on the dense similarity, whatever the rerank base mixes in (hybrid rank).
-    usable = [(best, reasons) for best, reasons in merged
-              if best.candidate.score_label.similarity >= min_similarity]
+    usable = [
+        (best, reasons)
+        for best, reasons in merged
+        if best.candidate.score_label.similarity >= min_similarity
+    ]
     per_source: dict[str, int] = defaultdict(int)
     capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
     for best, reasons in usable:

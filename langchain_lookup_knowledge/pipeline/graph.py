@@ -138,8 +138,10 @@ class LookupNodes:
             mode = self.settings.retrieval_mode_for(text, bm25_analyzer=layout.analyzer)
             if mode != update["retrieval_mode"]:
                 update["retrieval_mode"] = mode
-                notes.append(f"CJK question: retrieval_mode {mode} (cjk_retrieval_mode; "
-                             "the embedder reads English only)")
+                notes.append(
+                    f"CJK question: retrieval_mode {mode} (cjk_retrieval_mode; "
+                    "the embedder reads English only)"
+                )
             if update["retrieval_mode"] != "dense" and not layout.has_bm25:
                 notes.append(
                     f"retrieval_mode {update['retrieval_mode']} needs a BM25 field; "

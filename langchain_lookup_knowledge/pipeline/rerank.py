@@ -135,8 +135,10 @@ def l1_base(
     if label.kind == "sparse":  # BM25 asked for (or a CJK question the embedder cannot read)
         return rank, f"base=rank_score({rank:.4f})"
     base = similarity_share * similarity + (1.0 - similarity_share) * rank
-    how = (f"base={similarity_share:g}*similarity({similarity:.4f})"
-           f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})")
+    how = (
+        f"base={similarity_share:g}*similarity({similarity:.4f})"
+        f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})"
+    )
     return base, how
 
 
