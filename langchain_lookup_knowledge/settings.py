@@ -138,7 +138,7 @@ class LookupSettings(BaseSettings):
     )
     l1_enabled: bool = Field(default=True, description="False: L0 alone (never evidence).")
     top_k: int = Field(default=5, ge=1, le=50, description="Evidence blocks returned.")
-    candidate_k: int = Field(default=20, ge=1, le=200, description="L1 candidates fetched.")
+    candidate_k: int = Field(default=30, ge=1, le=200, description="L1 candidates fetched.")
     reference_threshold: float = Field(
         default=0.62,
         ge=0,
@@ -173,7 +173,12 @@ class LookupSettings(BaseSettings):
     sidecar_timeout_s: float = Field(default=2.0, gt=0, description="Sidecar time bound.")
 
     # --- ingestion -----------------------------------------------------------------------
-    chunk_size: int = Field(default=1200, ge=200, description="Max chunk size (characters).")
+    chunk_size: int = Field(
+        default=1000,
+        ge=200,
+        description="Max chunk size (characters). 1000 keeps most chunks within the default "
+        "embedder's 256-token window (at 1200 a third of them lost their tail).",
+    )
     chunk_overlap: int = Field(default=150, ge=0, description="Overlap between split chunks.")
     max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
     insert_batch_size: int = Field(default=256, ge=1, description="Rows per Milvus insert.")

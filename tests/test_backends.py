@@ -106,7 +106,14 @@ class BlockingPathFactory:
 
 
 # --- helpers --------------------------------------------------------------------------------
+# The routing tests below use real embeddings on a tiny knowledge base, whose filtered hits sit
+# between 0.45 and 0.62 similarity: they pin the reference threshold they were written for, so a
+# retuned default cannot silently turn "filtered attempt accepted" into "retried".
+ROUTING_REFERENCE_THRESHOLD = 0.45
+
+
 def lite_settings(root: Path, collection: str, **extra: Any) -> LookupSettings:
+    extra.setdefault("reference_threshold", ROUTING_REFERENCE_THRESHOLD)
     return LookupSettings(
         data_dir=root,
         milvus_uri=str(root / "milvus.db"),
