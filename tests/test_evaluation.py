@@ -233,3 +233,23 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
     assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0
     # this process holds the Milvus Lite database, so a fresh process could not open it
     assert "skipped" in report["cold_start"]
+
+
+# --- a CJK question and the English-only default embedder --------------------------------
+
+
+def test_cjk_question_uses_bm25_alone_with_the_english_only_embedder(tmp_path: Path):
+    from langchain_lookup_knowledge import LookupSettings
+
+    default = LookupSettings()
+    assert default.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="jieba") == "sparse"
+    assert default.retrieval_mode_for("pod 一直重启", bm25_analyzer="jieba") == "sparse"
+    # mostly English, or a BM25 field that cannot split Chinese: the configured mode
+    assert (
+        default.retrieval_mode_for("how to fix 节点 notready quickly", bm25_analyzer="jieba")
+        == "hybrid"
+    )
+    assert default.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="standard") == "hybrid"
+    # a multilingual embedder keeps the configured mode
+    multilingual = LookupSettings(local_model_dir=tmp_path)
+    assert multilingual.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="jieba") == "hybrid"

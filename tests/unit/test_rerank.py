@@ -158,3 +158,54 @@ def test_cjk_query_terms_count_towards_coverage() -> None:
     [scored] = rerank([hit], "节点磁盘", None)
     coverage = next(r for r in scored.reasons if r.kind == "query_term_coverage")
     assert coverage.contribution == pytest.approx(RerankWeights().query_term_coverage)
+
+
+# --- the base of fused and BM25 hits (evaluation-tuned) ------------------------------------
+
+
+def fused(
+    key: str, similarity: float, rank_score: float, *, kind: str = "hybrid", attempt: str = ""
+) -> Candidate:
+    """A hybrid (or BM25) hit: its rank in the fused list and its dense cosine."""
+    label = ScoreLabel(
+        path="sdk",
+        metric="RRF" if kind == "hybrid" else "BM25",
+        raw=0.1,
+        similarity=similarity,
+        formula="",
+        kind=kind,
+        rank_score=rank_score,
+    )
+    return Candidate(
+        evidence_key=key,
+        source=key.split("#")[0],
+        content="x",
+        rank=1,
+        score_label=label,
+        attempt=attempt,
+    )
+
+
+def test_hybrid_base_mixes_similarity_and_fused_rank() -> None:
+    # top of both lists but a modest cosine beats a better cosine found by one list only
+    both = fused("a.md#0", similarity=0.55, rank_score=1.0)
+    dense_only = fused("b.md#0", similarity=0.65, rank_score=0.5)
+    scored = rerank([dense_only, both], "zzz", None, weights=RerankWeights(first_chunk=0))
+    assert [s.evidence_key for s in scored] == ["a.md#0", "b.md#0"]
+    assert scored[0].base == pytest.approx(0.5 * 0.55 + 0.5 * 1.0)
+    assert "rank_score" in scored[0].reasons[0].detail
+
+
+def test_bm25_hit_ranks_by_its_bm25_rank_only() -> None:
+    [scored] = rerank([fused("a.md#0", similarity=0.1, rank_score=0.9, kind="sparse")], "zzz", None)
+    assert scored.base == pytest.approx(0.9)
+
+
+def test_rank_of_a_superseded_filtered_attempt_is_not_compared() -> None:
+    # rank 1 within the filtered category vs rank 3 of the whole collection (the retry)
+    filtered = fused("node/x.md#0", similarity=0.45, rank_score=1.0, attempt="filtered")
+    retry = fused("k8s/y.md#0", similarity=0.60, rank_score=0.8, attempt="unfiltered_retry")
+    scored = rerank([filtered, retry], "zzz", None, weights=RerankWeights(first_chunk=0))
+    assert [s.evidence_key for s in scored] == ["k8s/y.md#0", "node/x.md#0"]
+    assert scored[1].base == pytest.approx(0.45)  # its similarity only
+    assert "superseded" in scored[1].reasons[0].detail
