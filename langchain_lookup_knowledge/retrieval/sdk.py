@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
 
-from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
@@ -80,21 +81,14 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
-        sims = cosine_to(
-            request.query_vector, [h["entity"][self.layout.vector_field] for h in hits]
+        return self._scored_by_cosine(
+            hits,
+            request,
+            lambda raw, rank, sim: sparse_label(self.name, raw, rank, sim, rrf_k=request.rrf_k),
         )
-        return [
-            candidate_from_fields(
-                hit["entity"],
-                self.layout,
-                sparse_label(self.name, hit["distance"], rank, sim, rrf_k=request.rrf_k),
-                rank,
-            )
-            for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
-        ]
 
     def _hybrid(self, request: SearchRequest) -> list[Candidate]:
-        fetch = max(request.k, 2 * request.k)
+        fetch = 2 * request.k  # each list fetches twice the fused limit
         reqs = [
             AnnSearchRequest(
                 [request.query_vector],
@@ -124,17 +118,27 @@ class SdkPath:
             output_fields=self._with_vectors(),
             timeout=self.timeout,
         )[0]
+        return self._scored_by_cosine(
+            hits,
+            request,
+            lambda raw, _rank, sim: fused_label(
+                self.name, request.fusion, raw, sim, lists=2, rrf_k=request.rrf_k
+            ),
+        )
+
+    def _scored_by_cosine(
+        self,
+        hits: list[dict[str, Any]],
+        request: SearchRequest,
+        label_for: Callable[[float, int, float], ScoreLabel],
+    ) -> list[Candidate]:
+        """Candidates of BM25 / fused hits, each labelled with its dense cosine to the query."""
         sims = cosine_to(
             request.query_vector, [h["entity"][self.layout.vector_field] for h in hits]
         )
         return [
             candidate_from_fields(
-                hit["entity"],
-                self.layout,
-                fused_label(
-                    self.name, request.fusion, hit["distance"], sim, lists=2, rrf_k=request.rrf_k
-                ),
-                rank,
+                hit["entity"], self.layout, label_for(hit["distance"], rank, sim), rank
             )
             for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
         ]
