@@ -456,6 +456,63 @@ def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(
     assert ranks == sorted(ranks, reverse=True)
 
 
+class _QueryCounter:
+    """Counts ``MilvusClient.query`` calls of one client (a spy; the calls still run)."""
+
+    def __init__(self, client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        real = client.query
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(client, "query", counted)
+
+
+@pytest.mark.parametrize("retrieval_mode", ["hybrid", "sparse"])
+def test_vectorstore_hybrid_hits_bring_their_vectors_in_one_round_trip(
+    metric_stores, real_embeddings, monkeypatch, retrieval_mode
+):
+    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
+    path = runtime.path("vectorstore")
+    assert isinstance(path, VectorStorePath)
+    vector = runtime.embeddings.embed_query(POOL_QUERY)
+    dense = {
+        c.evidence_key: c.score_label.similarity
+        for c in path.search(SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense"))
+    }
+    counter = _QueryCounter(path.dense_store.client, monkeypatch)
+    hits = path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode=retrieval_mode))
+    assert hits
+    assert counter.calls == 0  # no second call to fetch the vectors
+    for c in hits:
+        assert c.score_label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
+        assert not any(k.startswith("__") for k in c.metadata)  # the vector is not metadata
+
+
+def test_vectorstore_hybrid_fetches_vectors_when_the_store_omits_them(
+    metric_stores, real_embeddings, monkeypatch
+):
+    """Were langchain-milvus to drop the vectors again, one query by key fills them in."""
+    from langchain_milvus import Milvus
+
+    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
+    path = runtime.path("vectorstore")
+    assert isinstance(path, VectorStorePath)
+    vector = runtime.embeddings.embed_query(POOL_QUERY)
+    expected = {
+        c.evidence_key: c.score_label.similarity
+        for c in path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="hybrid"))
+    }
+    store = path.hybrid_store
+    monkeypatch.setattr(store, "_get_output_fields", lambda: Milvus._get_output_fields(store))
+    counter = _QueryCounter(path.dense_store.client, monkeypatch)
+    hits = path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="hybrid"))
+    assert counter.calls == 1
+    assert {c.evidence_key: c.score_label.similarity for c in hits} == pytest.approx(expected)
+
+
 # --- 3. existing collections ----------------------------------------------------------------
 def test_existing_collection_layout_is_read_from_its_schema(external_store, real_embeddings):
     layout = LookupRuntime(external_store, embeddings=real_embeddings).layout

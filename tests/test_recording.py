@@ -249,3 +249,15 @@ def test_recording_can_be_switched_off(tmp_path, tool_for):
     assert msg.artifact["found"] is True
     assert msg.artifact["retrievalTrace"]["recording"] == {"status": "disabled"}
     assert not db.exists()
+
+
+def test_sqlite_records_through_a_write_ahead_log(tmp_path, tool_for):
+    """The insert commits to the WAL (no fsync per lookup); other readers see the row."""
+    import sqlite3
+
+    db = tmp_path / "records.sqlite3"
+    msg = tool_for(f"sqlite:///{db}").invoke(call("etcd is slow"))
+    assert msg.artifact["retrievalTrace"]["recording"]["status"] == "ok"
+    with sqlite3.connect(db) as reader:
+        assert reader.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert reader.execute("SELECT count(*) FROM tool_invocation").fetchone()[0] == 1

@@ -47,6 +47,7 @@ __all__ = [
     "cjk_bigrams",
     "fold",
     "single_domain",
+    "word_key_set",
     "word_keys",
 ]
 
@@ -115,6 +116,17 @@ def word_keys(text: str, *, significant_only: bool = False) -> list[str]:
     """
     words = (w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text)))
     return [_singular(w) for w in words if not significant_only or _significant(w)]
+
+
+def word_key_set(text: str) -> frozenset[str]:
+    """The distinct :func:`word_keys` of ``text`` (each distinct word folded once).
+
+    Example:
+        >>> sorted(word_key_set("Nodes, nodes and NODE"))
+        ['and', 'node']
+    """
+    distinct = set(_WORD.findall(unicodedata.normalize("NFKC", text)))
+    return frozenset(_singular(w.casefold()) for w in distinct)
 
 
 def cjk_bigrams(text: str) -> list[str]:

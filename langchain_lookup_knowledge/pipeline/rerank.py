@@ -11,7 +11,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from langchain_lookup_knowledge.pipeline.l0 import L0Match, cjk_bigrams, fold, word_keys
+from langchain_lookup_knowledge.pipeline.l0 import (
+    L0Match,
+    cjk_bigrams,
+    fold,
+    word_key_set,
+    word_keys,
+)
 from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason, ScoreLabel
 
 __all__ = ["RerankWeights", "ScoredCandidate", "l1_base", "query_terms", "rerank"]
@@ -142,13 +148,29 @@ def l1_base(
     return base, how
 
 
-def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> tuple[float, list[str]]:
-    """Share of ``terms`` in ``text``: words as whole words, CJK ``bigrams`` as substrings."""
+@dataclass(frozen=True)
+class _TextTerms:
+    """A text as the term matcher reads it: its word keys and its folded form."""
+
+    words: frozenset[str]
+    folded: str
+
+    @classmethod
+    def of(cls, text: str) -> _TextTerms:
+        return cls(word_key_set(text), fold(text))
+
+    def has(self, term: str, bigrams: frozenset[str]) -> bool:
+        """Words match whole words; CJK ``bigrams`` match as substrings."""
+        return term in self.folded if term in bigrams else term in self.words
+
+
+def _share(
+    terms: Sequence[str], bigrams: frozenset[str], *texts: _TextTerms
+) -> tuple[float, list[str]]:
+    """Share of ``terms`` found in any of ``texts``."""
     if not terms:
         return 0.0, []
-    words = set(word_keys(text))
-    folded = fold(text)
-    found = [t for t in terms if (t in folded if t in bigrams else t in words)]
+    found = [t for t in terms if any(text.has(t, bigrams) for text in texts)]
     return len(found) / len(terms), found
 
 
@@ -188,8 +210,8 @@ def _score_one(
                 "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
             )
 
-    heading = f"{candidate.title}\n{candidate.breadcrumb}"
-    coverage, covered = _share(terms, bigrams, f"{heading}\n{candidate.content}")
+    heading = _TextTerms.of(f"{candidate.title}\n{candidate.breadcrumb}")
+    coverage, covered = _share(terms, bigrams, heading, _TextTerms.of(candidate.content))
     boost(
         "query_term_coverage",
         f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",

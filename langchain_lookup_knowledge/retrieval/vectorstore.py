@@ -4,11 +4,14 @@ It is opened on the collection's real field names with explicit index and search
 them langchain-milvus assumes L2 on reopen). Dense search goes by the precomputed query vector;
 hybrid / sparse go through the store's BM25 built-in function with an explicit ranker (the
 implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector, so their dense
-similarity is computed from the stored vectors fetched by primary key in one call.
+similarity is computed from their stored dense vectors, which the hybrid store returns with the hits
+(:class:`_DenseVectorOutputMilvus`); were a langchain-milvus release to drop them, they are fetched
+by primary key in one call instead.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from langchain_core.documents import Document
@@ -34,11 +37,45 @@ from langchain_lookup_knowledge.store.schema import (
     dense_search_params,
 )
 
+_DENSE_VECTOR_KEY = "__dense_vector__"
+"""Metadata key under which a hybrid hit carries its stored dense vector (removed before use)."""
+
+
+@cache
+def _dense_vector_output_class() -> type[Any]:
+    """``Milvus`` whose searches also return the dense vector of each hit.
+
+    langchain-milvus drops vector fields from its output fields, so hybrid hits come without the
+    dense vector the pipeline needs for their cosine; fetching it costs a second round trip.
+    This subclass asks for it in the same search and keeps it in the metadata under
+    ``_DENSE_VECTOR_KEY``.
+    """
+    from langchain_milvus import Milvus
+
+    class _DenseVectorOutputMilvus(Milvus):
+        def _dense_field(self) -> str:
+            return str(self._as_list(self._vector_field)[0])
+
+        def _get_output_fields(self) -> list[str]:
+            return [*super()._get_output_fields(), self._dense_field()]
+
+        def _parse_document(self, data: dict[str, Any]) -> Document:
+            vector = data.pop(self._dense_field(), None)
+            doc = super()._parse_document(data)
+            if vector is not None:
+                doc.metadata[_DENSE_VECTOR_KEY] = vector
+            return doc
+
+    return _DenseVectorOutputMilvus
+
 
 def open_vectorstore(
     settings: LookupSettings, layout: CollectionLayout, embeddings: Embeddings, *, hybrid: bool
 ) -> Any:
-    """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one)."""
+    """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one).
+
+    The hybrid store also returns each hit's dense vector (one round trip, not two).
+    """
     from langchain_milvus import BM25BuiltInFunction, Milvus
 
     dense_index = dense_index_params(settings) | {
@@ -69,12 +106,12 @@ def open_vectorstore(
             ],
             "search_params": [dense_search_params(layout, settings), SPARSE_SEARCH_PARAMS],
         }
-    else:
-        kwargs |= {
-            "vector_field": layout.vector_field,
-            "index_params": dense_index,
-            "search_params": dense_search_params(layout, settings),
-        }
+        return _dense_vector_output_class()(**kwargs)
+    kwargs |= {
+        "vector_field": layout.vector_field,
+        "index_params": dense_index,
+        "search_params": dense_search_params(layout, settings),
+    }
     return Milvus(**kwargs)
 
 
@@ -119,7 +156,7 @@ class VectorStorePath:
                 search_params=SPARSE_SEARCH_PARAMS,
                 limit=request.k,
                 filter=request.expr or "",
-                output_fields=self.layout.scalar_fields,
+                output_fields=[*self.layout.scalar_fields, self.layout.vector_field],
                 timeout=self.timeout,
             )[0]
             docs = [
@@ -157,15 +194,20 @@ class VectorStorePath:
         self, query_vector: list[float], docs: list[tuple[Document, float]]
     ) -> dict[str, float]:
         keys = [str(doc.metadata.get(self.layout.id_field)) for doc, _ in docs]
-        if not keys:
-            return {}
-        rows = self.dense_store.client.query(
-            self.layout.name,
-            filter=condition(self.layout.id_field, keys),
-            output_fields=[self.layout.id_field, self.layout.vector_field],
-            timeout=self.timeout,
-        )
-        vectors = {str(r[self.layout.id_field]): r[self.layout.vector_field] for r in rows}
+        vectors = {
+            key: doc.metadata.pop(_DENSE_VECTOR_KEY)
+            for key, (doc, _) in zip(keys, docs, strict=True)
+            if _DENSE_VECTOR_KEY in doc.metadata
+        }
+        missing = [k for k in keys if k not in vectors]
+        if missing:
+            rows = self.dense_store.client.query(
+                self.layout.name,
+                filter=condition(self.layout.id_field, missing),
+                output_fields=[self.layout.id_field, self.layout.vector_field],
+                timeout=self.timeout,
+            )
+            vectors |= {str(r[self.layout.id_field]): r[self.layout.vector_field] for r in rows}
         ordered = [k for k in keys if k in vectors]
         sims = cosine_to(query_vector, [vectors[k] for k in ordered])
         return dict(zip(ordered, sims, strict=True))
