@@ -1,4 +1,5 @@
-"""Shared fixtures: Milvus Lite in a temporary folder, the real default embedder, the sample KB.
+"""Shared fixtures: Milvus Lite in a temporary folder, the real default embedder, the sample KB,
+and the real PostgreSQL / Milvus test servers of tests/servers.py.
 
 Fakes appear only where a test must force a ranking (``DirectionEmbeddings``, named as such).
 """
@@ -14,6 +15,11 @@ import pytest
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.store.connection import close_all_clients
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from servers import ServerUnavailable, start_milvus_server, start_postgres
+except ImportError:  # ... or tests/ is a package
+    from tests.servers import ServerUnavailable, start_milvus_server, start_postgres
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -63,3 +69,27 @@ def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, real_embeddings):
     report = ingest_folder(SAMPLE_KB, s, embeddings=real_embeddings)
     assert report.chunks_written > 0
     return s
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL test server for the module (tests/servers.py); skips, with the reason, when
+    it cannot be had."""
+    try:
+        with start_postgres() as url:
+            yield url
+    except ServerUnavailable as exc:
+        pytest.skip(f"PostgreSQL unavailable: {exc.reason}")
+
+
+@pytest.fixture(scope="module")
+def milvus_server_uri() -> Iterator[str]:
+    """A Milvus standalone test server for the module (tests/servers.py); skips, with the
+    reason, when it cannot be had. Shared clients are closed with the server."""
+    try:
+        with start_milvus_server() as uri:
+            yield uri
+    except ServerUnavailable as exc:
+        pytest.skip(f"Milvus server unavailable: {exc.reason}")
+    finally:
+        close_all_clients()

@@ -23,14 +23,9 @@ from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedd
 from langchain_lookup_knowledge.knowledge.loader import load_document
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import and_exprs, filter_to_expr
 from langchain_lookup_knowledge.store.schema import server_lacks_bm25
-
-try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from servers import ServerUnavailable, start_milvus_server
-except ImportError:  # ... or tests/ is a package
-    from tests.servers import ServerUnavailable, start_milvus_server
 
 pytestmark = pytest.mark.milvus_server
 
@@ -49,24 +44,13 @@ class FailingPath:
 
 
 @pytest.fixture(scope="module")
-def milvus_uri() -> Iterator[str]:
-    try:
-        with start_milvus_server() as uri:
-            yield uri
-    except ServerUnavailable as exc:
-        pytest.skip(f"Milvus server unavailable: {exc.reason}")
-    finally:
-        close_all_clients()
-
-
-@pytest.fixture(scope="module")
 def server_kb(
-    milvus_uri: str, tmp_path_factory: pytest.TempPathFactory, real_embeddings
+    milvus_server_uri: str, tmp_path_factory: pytest.TempPathFactory, real_embeddings
 ) -> Iterator[LookupSettings]:
     """The sample knowledge base ingested into the server (a fresh collection)."""
     settings = LookupSettings(
         data_dir=tmp_path_factory.mktemp("server_kb"),
-        milvus_uri=milvus_uri,
+        milvus_uri=milvus_server_uri,
         collection=f"kb_{uuid.uuid4().hex[:8]}",
         record_invocations=False,
     )
@@ -200,8 +184,8 @@ def test_caller_filter_on_the_server(server_kb, real_embeddings, mode, field):
         "",
     ],
 )
-def test_escaped_values_match_exactly_their_row_on_the_server(milvus_uri, value):
-    client = MilvusClient(milvus_uri)
+def test_escaped_values_match_exactly_their_row_on_the_server(milvus_server_uri, value):
+    client = MilvusClient(milvus_server_uri)
     name = f"esc_{uuid.uuid4().hex[:8]}"
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("id", DataType.INT64, is_primary=True)
@@ -237,11 +221,11 @@ def test_escaped_values_match_exactly_their_row_on_the_server(milvus_uri, value)
 
 @pytest.fixture(scope="module")
 def server_external(
-    milvus_uri: str, server_kb: LookupSettings, real_embeddings
+    milvus_server_uri: str, server_kb: LookupSettings, real_embeddings
 ) -> Iterator[LookupSettings]:
     """A collection made with raw pymilvus on the server: doc_id/body/embedding/meta fields,
     no category or source column, no catalog; rows embedded with the real embedder."""
-    client = MilvusClient(milvus_uri)
+    client = MilvusClient(milvus_server_uri)
     name = f"ext_{uuid.uuid4().hex[:8]}"
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
@@ -292,7 +276,7 @@ def server_external(
         }
     )
     yield settings
-    cleanup = MilvusClient(milvus_uri)
+    cleanup = MilvusClient(milvus_server_uri)
     cleanup.drop_collection(name)
     cleanup.close()
 

@@ -17,10 +17,8 @@ from langchain_lookup_knowledge.recording import create_schema, tool_invocation
 
 try:
     from agent_fakes import failing_graph
-    from servers import ServerUnavailable, start_postgres
 except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.agent_fakes import failing_graph
-    from tests.servers import ServerUnavailable, start_postgres
 
 DETAIL_KEYS = {
     "query_transform",
@@ -38,15 +36,6 @@ def call(query: str, call_id: str = "c1") -> dict:
         "name": "lookup_knowledge",
         "args": {"query": query},
     }
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        with start_postgres() as url:
-            yield url
-    except ServerUnavailable as exc:
-        pytest.skip(f"PostgreSQL unavailable: {exc.reason}")
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -1,39 +1,16 @@
 """Smoke tests: the real test servers from tests/servers.py start and answer.
 
-Each fixture starts its server once per module and skips (with the reason)
-when the server cannot be had; see tests/servers.py for the env vars that
-point the tests at an existing server instead.
+The fixtures (``postgres_url``, ``milvus_server_uri``, in tests/conftest.py) start
+their server once per module and skip (with the reason) when the server cannot be
+had; see tests/servers.py for the env vars that point the tests at an existing
+server instead.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import pytest
-
-try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from servers import ServerUnavailable, start_milvus_server, start_postgres
-except ImportError:  # ... or tests/ is a package
-    from tests.servers import ServerUnavailable, start_milvus_server, start_postgres
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        with start_postgres() as url:
-            yield url
-    except ServerUnavailable as exc:
-        pytest.skip(f"PostgreSQL unavailable: {exc.reason}")
-
-
-@pytest.fixture(scope="module")
-def milvus_uri() -> Iterator[str]:
-    try:
-        with start_milvus_server() as uri:
-            yield uri
-    except ServerUnavailable as exc:
-        pytest.skip(f"Milvus server unavailable: {exc.reason}")
 
 
 @pytest.mark.postgres
@@ -66,12 +43,12 @@ def test_postgres_round_trip(postgres_url: str) -> None:
 
 
 @pytest.mark.milvus_server
-def test_milvus_server_round_trip(milvus_uri: str) -> None:
+def test_milvus_server_round_trip(milvus_server_uri: str) -> None:
     pytest.importorskip("pymilvus")
     from pymilvus import DataType, MilvusClient
 
     dim = 384
-    client = MilvusClient(uri=milvus_uri)
+    client = MilvusClient(uri=milvus_server_uri)
     name = f"smoke_{uuid.uuid4().hex[:8]}"
     try:
         schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
