@@ -22,8 +22,6 @@ from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.compare import compare_paths, format_comparison
 from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
 from langchain_lookup_knowledge.ingest import ingest_folder
-from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
-from langchain_lookup_knowledge.knowledge.loader import load_document
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
@@ -35,6 +33,11 @@ from langchain_lookup_knowledge.store.schema import (
     ensure_catalog_collection,
     ensure_chunk_collection,
 )
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from kb_helpers import external_rows
+except ImportError:  # ... or tests/ is a package
+    from tests.kb_helpers import external_rows
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 SUBSET = [
@@ -236,27 +239,7 @@ def external_store(lite_root: Path, real_embeddings) -> LookupSettings:
     client.create_collection("ext_kb", schema=schema)
     client.create_index("ext_kb", index, sync=False)
     client.load_collection("ext_kb")
-    rows = []
-    for rel in SUBSET:
-        doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
-        chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
-        texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
-        for chunk, text, vector in zip(
-            chunks, texts, real_embeddings.embed_documents(texts), strict=True
-        ):
-            rows.append(
-                {
-                    "doc_id": chunk.evidence_key,
-                    "body": text,
-                    "embedding": vector,
-                    "meta": {
-                        "category": chunk.category,
-                        "source": chunk.source,
-                        "title": chunk.title,
-                        "breadcrumb": chunk.breadcrumb,
-                    },
-                }
-            )
+    rows = external_rows(SUBSET, real_embeddings)
     client.insert("ext_kb", rows)
     client.flush("ext_kb")
     client.close()

@@ -19,13 +19,16 @@ from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.compare import compare_paths
 from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
 from langchain_lookup_knowledge.ingest import ingest_folder
-from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
-from langchain_lookup_knowledge.knowledge.loader import load_document
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import and_exprs, filter_to_expr
 from langchain_lookup_knowledge.store.schema import server_lacks_bm25
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from kb_helpers import external_rows
+except ImportError:  # ... or tests/ is a package
+    from tests.kb_helpers import external_rows
 
 pytestmark = pytest.mark.milvus_server
 
@@ -237,31 +240,14 @@ def server_external(
         "embedding", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 64}
     )
     client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
-    rows = []
-    for rel in (
-        "databases/pgbouncer-connection-exhaustion.md",
-        "kubernetes/node-not-ready.md",
-        "networking/tls-certificate-expiry.md",
-    ):
-        doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
-        chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
-        texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
-        for chunk, text, vector in zip(
-            chunks, texts, real_embeddings.embed_documents(texts), strict=True
-        ):
-            rows.append(
-                {
-                    "doc_id": chunk.evidence_key,
-                    "body": text,
-                    "embedding": vector,
-                    "meta": {
-                        "category": chunk.category,
-                        "source": chunk.source,
-                        "title": chunk.title,
-                        "breadcrumb": chunk.breadcrumb,
-                    },
-                }
-            )
+    rows = external_rows(
+        (
+            "databases/pgbouncer-connection-exhaustion.md",
+            "kubernetes/node-not-ready.md",
+            "networking/tls-certificate-expiry.md",
+        ),
+        real_embeddings,
+    )
     client.insert(name, rows)
     client.flush(name)
     client.close()

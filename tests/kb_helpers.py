@@ -1,0 +1,44 @@
+"""Helpers that build knowledge for tests: rows for collections made with raw pymilvus."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
+from langchain_lookup_knowledge.knowledge.loader import load_document
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from conftest import SAMPLE_KB
+except ImportError:  # ... or tests/ is a package
+    from tests.conftest import SAMPLE_KB
+
+
+def external_rows(sources: Iterable[str], embeddings: Embeddings) -> list[dict[str, Any]]:
+    """Rows for a collection made with raw pymilvus (fields doc_id/body/embedding/meta, the
+    category, source, title and breadcrumb inside ``meta``): the sample-KB files ``sources``
+    chunked as ingestion chunks them, each chunk embedded with ``embeddings``."""
+    rows = []
+    for rel in sources:
+        doc = load_document(SAMPLE_KB / rel, SAMPLE_KB, 2_000_000)
+        chunks = chunk_document(doc, 1200, 150)  # type: ignore[arg-type]
+        texts = [embedding_text(c, doc) for c in chunks]  # type: ignore[arg-type]
+        for chunk, text, vector in zip(
+            chunks, texts, embeddings.embed_documents(texts), strict=True
+        ):
+            rows.append(
+                {
+                    "doc_id": chunk.evidence_key,
+                    "body": text,
+                    "embedding": vector,
+                    "meta": {
+                        "category": chunk.category,
+                        "source": chunk.source,
+                        "title": chunk.title,
+                        "breadcrumb": chunk.breadcrumb,
+                    },
+                }
+            )
+    return rows
