@@ -229,6 +229,11 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
         assert isinstance(report[key], int | float), key
         assert report[key] > 0, key
     assert report["latency"]["lookup"]["n"] == 9  # 3 questions x 3 rounds
+    # the sample collection has a BM25 field: a plain hybrid Milvus is measured too
+    assert report["latency"]["bare_hybrid"]["n"] == 9
+    assert report["lookup_vs_bare_hybrid_p50_ratio"] == pytest.approx(
+        report["lookup_p50_ms"] / report["bare_hybrid_p50_ms"], rel=0.01
+    )
     # the forced retry really retried (every measured retry lookup went through the retry node)
     assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0
     # this process holds the Milvus Lite database, so a fresh process could not open it

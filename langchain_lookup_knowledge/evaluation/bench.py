@@ -3,9 +3,11 @@
 Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
 
 * **Lookup latency**: ``create_lookup_knowledge_tool(...).invoke`` (a tool call, recording on)
-  against ``Milvus.similarity_search_with_score``, interleaved query by query (the order flips
-  every round). ``lookup_p50_ms`` is the tool with its query-embedding cache cleared before
-  each call (a never-seen question: embedded once, as the bare store embeds every call);
+  against ``Milvus.similarity_search_with_score`` (dense: ``bare``; and, where the collection has
+  a BM25 field, a plain hybrid ``Milvus`` with ``BM25BuiltInFunction`` and RRF: ``bare_hybrid``),
+  interleaved query by query (the order flips every round). ``lookup_p50_ms`` is the tool with
+  its query-embedding cache cleared before each call (a never-seen question: embedded once, as
+  the bare store embeds every call);
   ``lookup_cached_p50_ms`` is a repeated question (the cache answers).
 * **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup
   whose L0 filter applies is retried without it (two L1 searches). Questions that get no filter are
@@ -269,7 +271,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Run every measurement; the report's top level holds the headline figures."""
     from langchain_lookup_knowledge.embeddings import build_embeddings
-    from langchain_lookup_knowledge.evaluation.baseline import progress_enabled
+    from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
@@ -319,6 +321,13 @@ def run_bench(
     dimension = len(embedder.embed_query("dimension probe"))
     layout = describe_chunk_collection(client, settings, dimension)
     bare_store = open_vectorstore(settings, layout, raw, hybrid=False)
+    # Like for like in hybrid mode: the same collection through a plain hybrid Milvus
+    # (BM25BuiltInFunction, RRF), as a LangChain user would search it.
+    bare_hybrid_store = (
+        open_vectorstore(settings, layout, raw, hybrid=True, dense_vectors=False)
+        if layout.has_bm25
+        else None
+    )
     tool = create_lookup_knowledge_tool(settings, embeddings=embedder)
     retry_embedder = build_embeddings(settings)
     retry_tool = create_lookup_knowledge_tool(
@@ -338,6 +347,12 @@ def run_bench(
     def bare(query: str) -> Any:
         return bare_store.similarity_search_with_score(query, k=k)
 
+    def bare_hybrid(query: str) -> Any:
+        assert bare_hybrid_store is not None
+        return bare_hybrid_store.similarity_search_with_score(
+            query, k=k, reranker=rrf_ranker(), fetch_k=2 * k
+        )
+
     # Which questions really retry (their L0 filter applies); prefix a category otherwise.
     categories = sorted(
         {e.category for e in load_catalog(client, settings.resolved_catalog_collection)}
@@ -348,29 +363,33 @@ def run_bench(
             q for q in _retry_questions(questions, categories) if _retried(call(retry_tool, q))
         ]
     # Warm-up (not measured): model, Milvus segments, the cached tool's cache.
+    main_series = ["lookup", "lookup_cached", "bare"]
+    if bare_hybrid_store is not None:
+        main_series.append("bare_hybrid")
     for q in questions:
         call(tool, q), bare(q)
+        if bare_hybrid_store is not None:
+            bare_hybrid(q)
 
     series: dict[str, list[float]] = {
-        name: [] for name in ("lookup", "lookup_cached", "bare", "retry", "bare_retry")
+        name: [] for name in (*main_series, "retry", "bare_retry")
     }
-    total = rounds * (len(questions) * 3 + len(retry_qs) * 2)
+    total = rounds * (len(questions) * len(main_series) + len(retry_qs) * 2)
     bar = _Bar(total, progress_enabled(show_progress))
     retried = 0
     for r in range(rounds):
         for q in questions:
-            # uncached, then cached (same question, now in the cache), then bare; flipped.
-            order = (
-                ["lookup", "lookup_cached", "bare"]
-                if r % 2 == 0
-                else ["bare", "lookup", "lookup_cached"]
-            )
+            # the cached call right after the uncached one (same question, now in the cache)
+            bares = main_series[2:]
+            order = main_series if r % 2 == 0 else [*bares[::-1], "lookup", "lookup_cached"]
             for name in order:
                 fn: Callable[[], Any]
                 if name == "lookup":
                     fn = fresh(tool, embedder, q)
                 elif name == "lookup_cached":
                     fn = partial(call, tool, q)
+                elif name == "bare_hybrid":
+                    fn = partial(bare_hybrid, q)
                 else:
                     fn = partial(bare, q)
                 series[name].append(_ms(fn)[0])
@@ -396,6 +415,11 @@ def run_bench(
     report["lookup_cached_vs_bare_p50_ratio"] = _ratio(
         stats["lookup_cached"]["p50_ms"], stats["bare"]["p50_ms"]
     )
+    if "bare_hybrid" in stats:
+        report["bare_hybrid_p50_ms"] = stats["bare_hybrid"]["p50_ms"]
+        report["lookup_vs_bare_hybrid_p50_ratio"] = _ratio(
+            stats["lookup"]["p50_ms"], stats["bare_hybrid"]["p50_ms"]
+        )
     report["retry_p50_ms"] = stats["retry"]["p50_ms"] if retry_qs else None
     report["retry_vs_bare_p50_ratio"] = (
         _ratio(stats["retry"]["p50_ms"], stats["bare_retry"]["p50_ms"]) if retry_qs else None
@@ -439,12 +463,20 @@ def format_bench(report: dict[str, Any]) -> str:
         ("lookup", "tool lookup (new question)"),
         ("lookup_cached", "tool lookup (repeated: cached vector)"),
         ("bare", "bare similarity_search_with_score"),
+        ("bare_hybrid", "bare, hybrid Milvus (BM25 + RRF)"),
         ("retry", "tool lookup with forced retry"),
         ("bare_retry", "bare, same questions as retry"),
     ):
+        if name not in lat:
+            continue
         s = lat[name]
         lines.append(
             f"  {label:<36} p50 {s['p50_ms']:>8.2f} ms  p95 {s['p95_ms']:>8.2f} ms  (n={s['n']})"
+        )
+    if "lookup_vs_bare_hybrid_p50_ratio" in report:
+        lines.append(
+            f"  lookup/bare hybrid p50 ratio {report['lookup_vs_bare_hybrid_p50_ratio']} "
+            "(like for like in hybrid mode)"
         )
     lines.append(
         f"  lookup/bare p50 ratio {report['lookup_vs_bare_p50_ratio']}; cached/bare "

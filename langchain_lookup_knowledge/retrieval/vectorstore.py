@@ -70,11 +70,17 @@ def _dense_vector_output_class() -> type[Any]:
 
 
 def open_vectorstore(
-    settings: LookupSettings, layout: CollectionLayout, embeddings: Embeddings, *, hybrid: bool
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    embeddings: Embeddings,
+    *,
+    hybrid: bool,
+    dense_vectors: bool = True,
 ) -> Any:
     """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one).
 
-    The hybrid store also returns each hit's dense vector (one round trip, not two).
+    The hybrid store also returns each hit's dense vector (one round trip, not two), unless
+    ``dense_vectors=False`` (a plain ``Milvus``, as a user would open it).
     """
     from langchain_milvus import BM25BuiltInFunction, Milvus
 
@@ -106,7 +112,7 @@ def open_vectorstore(
             ],
             "search_params": [dense_search_params(layout, settings), SPARSE_SEARCH_PARAMS],
         }
-        return _dense_vector_output_class()(**kwargs)
+        return (_dense_vector_output_class() if dense_vectors else Milvus)(**kwargs)
     kwargs |= {
         "vector_field": layout.vector_field,
         "index_params": dense_index,
