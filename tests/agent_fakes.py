@@ -1,5 +1,9 @@
 """Fakes for the agent-integration tests, named as such: a scripted chat model and L1 paths that
 fail or wait. Everything else in those tests is real (Milvus Lite, the embedder, SQLite).
+
+Also what the tool tests share: the ``lookup_knowledge`` tool-call dict (:func:`call`), the
+sample store with a module's own records database (:func:`with_own_records`), and the names of
+the lookup graph's nodes (:data:`PIPELINE_NODES`).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -20,6 +25,36 @@ from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.settings import LookupSettings
 
 _SOURCE_LINE = re.compile(r"^source: (\S+)", re.MULTILINE)
+
+PIPELINE_NODES = {
+    "transform_query",
+    "retrieve_vectorstore",
+    "retrieve_sdk",
+    "retry_unfiltered",
+    "postprocess",
+    "pack_context",
+    "assemble_result",
+    "record_invocation",
+}
+
+
+def call(query: object, call_id: str = "call_1") -> dict:
+    """A ``lookup_knowledge`` tool call, as a model emits it and ``tool.invoke`` takes it."""
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "lookup_knowledge",
+        "args": {"query": query},
+    }
+
+
+def with_own_records(
+    sample_kb_store: LookupSettings, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> LookupSettings:
+    """The shared sample store, with a records database of its own (in a fresh temp folder
+    named after ``name``)."""
+    db = tmp_path_factory.mktemp(name) / "records.sqlite3"
+    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
 
 
 class ScriptedToolCallingModel(BaseChatModel):
@@ -44,17 +79,7 @@ class ScriptedToolCallingModel(BaseChatModel):
         else:
             question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
             turn = sum(isinstance(m, HumanMessage) for m in messages)
-            message = AIMessage(
-                content="",
-                tool_calls=[
-                    {
-                        "name": "lookup_knowledge",
-                        "args": {"query": question.content},
-                        "id": f"call_{turn}",
-                        "type": "tool_call",
-                    }
-                ],
-            )
+            message = AIMessage(content="", tool_calls=[call(question.content, f"call_{turn}")])
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedToolCallingModel:

@@ -27,16 +27,6 @@ time.sleep(120)
 """
 
 
-def tool_call(query: str, call_id: str = "call-1") -> dict:
-    """A model's tool call, as an agent's ToolNode passes it to the tool."""
-    return {
-        "type": "tool_call",
-        "id": call_id,
-        "name": "lookup_knowledge",
-        "args": {"query": query},
-    }
-
-
 def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     """``lookup-knowledge ARGS`` in a subprocess (data dir in a temp folder)."""
     env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)}

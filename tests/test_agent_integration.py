@@ -24,27 +24,28 @@ from langchain_lookup_knowledge import (
 )
 
 try:
-    from agent_fakes import ScriptedToolCallingModel, failing_graph
+    from agent_fakes import (
+        PIPELINE_NODES,
+        ScriptedToolCallingModel,
+        call,
+        failing_graph,
+        with_own_records,
+    )
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import ScriptedToolCallingModel, failing_graph
+    from tests.agent_fakes import (
+        PIPELINE_NODES,
+        ScriptedToolCallingModel,
+        call,
+        failing_graph,
+        with_own_records,
+    )
 
 REPO = Path(__file__).resolve().parents[1]
-PIPELINE_NODES = {
-    "transform_query",
-    "retrieve_vectorstore",
-    "retrieve_sdk",
-    "retry_unfiltered",
-    "postprocess",
-    "pack_context",
-    "assemble_result",
-    "record_invocation",
-}
 
 
 @pytest.fixture(scope="module")
 def kb_settings(sample_kb_store, tmp_path_factory) -> LookupSettings:
-    db = tmp_path_factory.mktemp("agent_records") / "records.sqlite3"
-    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
+    return with_own_records(sample_kb_store, tmp_path_factory, "agent_records")
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +63,8 @@ def tool_node_graph(tool) -> CompiledStateGraph:
 
 def test_tool_node_returns_evidence_and_readable_errors_side_by_side(tool):
     calls = [
-        {
-            "name": "lookup_knowledge",
-            "args": {"query": "redis is evicting keys"},
-            "id": "ok",
-            "type": "tool_call",
-        },
-        {"name": "lookup_knowledge", "args": {"query": "  "}, "id": "blank", "type": "tool_call"},
+        call("redis is evicting keys", "ok"),
+        call("  ", "blank"),
         {"name": "lookup_knowledge", "args": {}, "id": "missing", "type": "tool_call"},
     ]
     out = tool_node_graph(tool).invoke({"messages": [AIMessage(content="", tool_calls=calls)]})

@@ -19,9 +19,9 @@ from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
-    from faults import tool_call
+    from agent_fakes import call
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.faults import tool_call
+    from tests.agent_fakes import call
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 QUESTIONS = [
@@ -82,7 +82,7 @@ async def test_20_concurrent_lookups_while_another_collection_is_ingested(
     try:
         assert await asyncio.to_thread(first_group_written.wait, 120)
         tasks = [
-            asyncio.create_task(tool.ainvoke(tool_call(QUESTIONS[i % 5][0], f"call-{i}")))
+            asyncio.create_task(tool.ainvoke(call(QUESTIONS[i % 5][0], f"call-{i}")))
             for i in range(20)
         ]
         await asyncio.sleep(0)
@@ -120,7 +120,7 @@ def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(
         async def lookups() -> list:
             return await asyncio.gather(
                 *(
-                    tool.ainvoke(tool_call(QUESTIONS[(thread_no + i) % 5][0], f"t{thread_no}-{i}"))
+                    tool.ainvoke(call(QUESTIONS[(thread_no + i) % 5][0], f"t{thread_no}-{i}"))
                     for i in range(4)
                 )
             )
@@ -129,7 +129,7 @@ def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = [pool.submit(worker, n) for n in range(2)]
-        sync_message = tool.invoke(tool_call(QUESTIONS[0][0], "main"))  # and a sync call beside
+        sync_message = tool.invoke(call(QUESTIONS[0][0], "main"))  # and a sync call beside
         messages = [m for f in futures for m in f.result(timeout=240)]
 
     assert [m.status for m in [*messages, sync_message]] == ["success"] * 9

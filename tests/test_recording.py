@@ -16,9 +16,9 @@ from langchain_lookup_knowledge.pipeline.details import SUMMARY_CONTENT_CHARS
 from langchain_lookup_knowledge.recording import create_schema, tool_invocation
 
 try:
-    from agent_fakes import failing_graph
+    from agent_fakes import call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import failing_graph
+    from tests.agent_fakes import call, failing_graph
 
 DETAIL_KEYS = {
     "query_transform",
@@ -27,15 +27,6 @@ DETAIL_KEYS = {
     "rerank_trace",
     "evidence_blocks",
 }
-
-
-def call(query: str, call_id: str = "c1") -> dict:
-    return {
-        "type": "tool_call",
-        "id": call_id,
-        "name": "lookup_knowledge",
-        "args": {"query": query},
-    }
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

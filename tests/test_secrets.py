@@ -23,9 +23,11 @@ from langchain_lookup_knowledge.store.connection import close_client, open_clien
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
-    from faults import failing_embedding_server, tool_call
+    from agent_fakes import call
+    from faults import failing_embedding_server
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.faults import failing_embedding_server, tool_call
+    from tests.agent_fakes import call
+    from tests.faults import failing_embedding_server
 
 MILVUS_TOKEN = "root:tok-MILVUS-SECRET-7f3a9c"
 OPENAI_KEY = "sk-OPENAI-SECRET-91bd44e2"
@@ -104,7 +106,7 @@ def test_unreachable_milvus_leaks_no_secret(tmp_path, real_embeddings, all_logs)
     out = graph.invoke({"query": "etcd is slow"}, config={"callbacks": [collector]})
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
     tool_collector = RunCollectorCallbackHandler()
-    message = tool.invoke(tool_call("etcd is slow"), config={"callbacks": [tool_collector]})
+    message = tool.invoke(call("etcd is slow"), config={"callbacks": [tool_collector]})
     assert message.status == "error"
     assert out["result"].message.startswith("Knowledge retrieval unavailable")
     assert_no_secret(
@@ -137,7 +139,7 @@ def test_lookup_with_a_milvus_token_leaks_no_secret(sample_kb_store, real_embedd
     collector = RunCollectorCallbackHandler()
     try:
         message = tool.invoke(
-            tool_call("my pod keeps crashing and restarting"), config={"callbacks": [collector]}
+            call("my pod keeps crashing and restarting"), config={"callbacks": [collector]}
         )
     finally:
         close_client(settings)
@@ -173,7 +175,7 @@ def test_failing_embedding_service_leaks_no_api_key(settings, all_logs, behaviou
             build_embeddings(settings).embed_query("disk full")
         tool = create_lookup_knowledge_tool(settings)
         collector = RunCollectorCallbackHandler()
-        message = tool.invoke(tool_call("disk full"), config={"callbacks": [collector]})
+        message = tool.invoke(call("disk full"), config={"callbacks": [collector]})
     assert requests  # the key really was sent to the service
     assert message.status == "error"
     assert "embedding service" in message.content

@@ -16,25 +16,15 @@ from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_t
 from langchain_lookup_knowledge.tool import EMPTY_QUERY_ERROR
 
 try:
-    from agent_fakes import failing_graph, gated_graph
+    from agent_fakes import call, failing_graph, gated_graph, with_own_records
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import failing_graph, gated_graph
-
-
-def call(query: object, call_id: str = "call_1") -> dict:
-    return {
-        "type": "tool_call",
-        "id": call_id,
-        "name": "lookup_knowledge",
-        "args": {"query": query},
-    }
+    from tests.agent_fakes import call, failing_graph, gated_graph, with_own_records
 
 
 @pytest.fixture(scope="module")
 def kb_settings(sample_kb_store, tmp_path_factory) -> LookupSettings:
     """The shared sample store, with this module's own records database."""
-    db = tmp_path_factory.mktemp("tool_records") / "records.sqlite3"
-    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
+    return with_own_records(sample_kb_store, tmp_path_factory, "tool_records")
 
 
 @pytest.fixture(scope="module")

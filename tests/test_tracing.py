@@ -15,24 +15,15 @@ from langchain_lookup_knowledge import LookupRuntime, build_lookup_graph
 from langchain_lookup_knowledge import create_lookup_knowledge_tool as make_tool
 
 try:
-    from agent_fakes import FailingPath, failing_graph
+    from agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph, with_own_records
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import FailingPath, failing_graph
-
-PIPELINE_NODES = {
-    "transform_query",
-    "retrieve_vectorstore",
-    "retrieve_sdk",
-    "retry_unfiltered",
-    "postprocess",
-    "pack_context",
-    "assemble_result",
-    "record_invocation",
-}
-
-
-def call(query: str) -> dict:
-    return {"type": "tool_call", "id": "t1", "name": "lookup_knowledge", "args": {"query": query}}
+    from tests.agent_fakes import (
+        PIPELINE_NODES,
+        FailingPath,
+        call,
+        failing_graph,
+        with_own_records,
+    )
 
 
 def walk(run: Run) -> list[Run]:
@@ -48,8 +39,7 @@ def children(run: Run, name: str) -> list[Run]:
 
 @pytest.fixture(scope="module")
 def kb_settings(sample_kb_store, tmp_path_factory):
-    db = tmp_path_factory.mktemp("trace_records") / "records.sqlite3"
-    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
+    return with_own_records(sample_kb_store, tmp_path_factory, "trace_records")
 
 
 def tool_run_of(collector: RunCollectorCallbackHandler) -> Run:
