@@ -3,6 +3,7 @@ pipeline graph run, one named run per node, and the L1 search as a retriever run
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -175,6 +176,13 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     assert "networking/tls-certificate-expiry.md" in end["extra"]["metadata"]["lookup_sources"]
     (search,) = [r for r in client.updated if r["run_type"] == "retriever"]
     assert search["outputs"]["documents"]
+    # each chunk's text goes to LangSmith once (its document), not again in the metadata,
+    # which holds plain JSON values only
+    for doc in search["outputs"]["documents"]:
+        if not isinstance(doc, Document):
+            doc = Document(page_content=doc["page_content"], metadata=doc["metadata"])
+        metadata = json.dumps(doc.metadata)
+        assert doc.page_content[:60] not in metadata
     assert search["parent_run_id"] in {
         r["run_id"] for r in client.updated if r["name"] == "retrieve_vectorstore"
     }

@@ -8,7 +8,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from langchain_lookup_knowledge.pipeline.models import Candidate
 from langchain_lookup_knowledge.retrieval.request import L1Path, SearchRequest
@@ -26,11 +26,13 @@ class L1SearchRetriever(BaseRetriever):
 
     path: Any
     request: SearchRequest
+    found: list[Candidate] = Field(default_factory=list, exclude=True)
+    """The candidates of the last search (kept here, not in the traced documents)."""
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        candidates = self.path.search(self.request)
+        self.found = self.path.search(self.request)
         return [
             Document(
                 page_content=c.content,
@@ -41,10 +43,10 @@ class L1SearchRetriever(BaseRetriever):
                     "title": c.title,
                     "category": c.category,
                     "score": c.score_label.similarity,
-                    "candidate": c,
+                    "score_label": c.score_label.model_dump(exclude_none=True),
                 },
             )
-            for c in candidates
+            for c in self.found
         ]
 
 
@@ -53,7 +55,7 @@ def traced_search(
 ) -> list[Candidate]:
     """Search through ``path`` as a child retriever run named ``run_name``."""
     retriever = L1SearchRetriever(path=path, request=request)
-    docs = retriever.invoke(
+    retriever.invoke(
         request.query_text,
         config={
             **(config or {}),
@@ -66,4 +68,4 @@ def traced_search(
             },
         },
     )
-    return [doc.metadata["candidate"] for doc in docs]
+    return retriever.found
