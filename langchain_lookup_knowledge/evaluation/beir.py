@@ -36,6 +36,7 @@ from langchain_lookup_knowledge.evaluation.runner import (
     run_pipeline,
     run_search,
     short_hash,
+    systems_table,
 )
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
@@ -45,6 +46,14 @@ METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 TOP_METRICS = ("ndcg@10", "recall@10", "mrr@10")
 DEEP_K = 100
 DEEP_CANDIDATES = 200
+TABLE_COLUMNS = (
+    ("nDCG@10", "ndcg@10", 9),
+    ("R@10", "recall@10", 8),
+    ("R@100", "recall@100", 8),
+    ("MRR@10", "mrr@10", 8),
+    ("p50 ms", "p50_ms", 9),
+    ("p95 ms", "p95_ms", 9),
+)
 
 
 @dataclass
@@ -269,17 +278,8 @@ def format_beir(report: dict[str, Any]) -> str:
         f"BEIR {report['dataset']} ({report['split']}): {report['queries']} queries, "
         f"{report['corpus']} documents, {report['chunks']} chunks in {report['collection']!r}"
         f"{' (cached)' if report['cached'] else ''}",
-        f"{'system':<12}{'nDCG@10':>9}{'R@10':>8}{'R@100':>8}{'MRR@10':>8}{'p50 ms':>9}"
-        f"{'p95 ms':>9}",
+        *systems_table(report, TABLE_COLUMNS, name_width=12),
     ]
-    rows = [("pipeline", report["pipeline"])] + [
-        (f"bare {k}", v) for k, v in report["baselines"].items()
-    ]
-    for name, m in rows:
-        lines.append(
-            f"{name:<12}{m['ndcg@10']:>9.4f}{m['recall@10']:>8.4f}{m['recall@100']:>8.4f}"
-            f"{m['mrr@10']:>8.4f}{m['timing']['p50_ms']:>9.1f}{m['timing']['p95_ms']:>9.1f}"
-        )
     s = report["settings"]
     lines.append(
         f"pipeline: retrieval_mode={s['retrieval_mode']} fusion={s['fusion']} "

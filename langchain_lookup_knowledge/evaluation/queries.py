@@ -37,11 +37,19 @@ from langchain_lookup_knowledge.evaluation.runner import (
     run_search,
     short_hash,
     stem,
+    systems_table,
 )
 from langchain_lookup_knowledge.settings import LookupSettings
 
 METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
 K = 10
+TABLE_COLUMNS = (
+    ("R@5", "recall@5", 8),
+    ("R@10", "recall@10", 8),
+    ("MRR@10", "mrr@10", 8),
+    ("nDCG@10", "ndcg@10", 9),
+    ("p50 ms", "p50_ms", 9),
+)
 
 
 def load_questions(path: str | Path) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
@@ -201,16 +209,8 @@ def format_queries(report: dict[str, Any]) -> str:
     """A readable table of a :func:`run_queries` report."""
     lines = [
         f"{report['questions']} questions from {report['file']} on {report['collection']!r}",
-        f"{'system':<14}{'R@5':>8}{'R@10':>8}{'MRR@10':>8}{'nDCG@10':>9}{'p50 ms':>9}",
+        *systems_table(report, TABLE_COLUMNS, name_width=14),
     ]
-    rows = [("pipeline", report["pipeline"])] + [
-        (f"bare {k}", v) for k, v in report["baselines"].items()
-    ]
-    for name, m in rows:
-        lines.append(
-            f"{name:<14}{m['recall@5']:>8.4f}{m['recall@10']:>8.4f}{m['mrr@10']:>8.4f}"
-            f"{m['ndcg@10']:>9.4f}{m['timing']['p50_ms']:>9.1f}"
-        )
     pipeline = report["pipeline"]
     lines.append(f"relevance levels: {pipeline['relevance']}; fallbacks: {pipeline['fallbacks']}")
     for miss in pipeline["misses@5"]:

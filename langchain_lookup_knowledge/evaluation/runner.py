@@ -123,3 +123,30 @@ def run_search(
 def rounded(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
     """Metrics rounded for printing and JSON."""
     return {k: round(v, digits) for k, v in metrics.items()}
+
+
+TIMING_COLUMNS = ("p50_ms", "p95_ms")
+
+
+def systems_table(
+    report: Mapping[str, Any], columns: Sequence[tuple[str, str, int]], *, name_width: int
+) -> list[str]:
+    """The header and one line per system of an evaluation report: ``pipeline``, then
+    ``bare <kind>`` for each of ``report["baselines"]``.
+
+    ``columns`` are ``(title, key, width)``: a metric key prints with four decimals, ``p50_ms`` /
+    ``p95_ms`` (read from the system's ``timing``) with one.
+    """
+    lines = [f"{'system':<{name_width}}" + "".join(f"{t:>{w}}" for t, _, w in columns)]
+    systems = [("pipeline", report["pipeline"])] + [
+        (f"bare {k}", v) for k, v in report["baselines"].items()
+    ]
+    for name, scores in systems:
+        cells = [
+            f"{scores['timing'][key]:>{w}.1f}"
+            if key in TIMING_COLUMNS
+            else f"{scores[key]:>{w}.4f}"
+            for _, key, w in columns
+        ]
+        lines.append(f"{name:<{name_width}}" + "".join(cells))
+    return lines
