@@ -1,8 +1,10 @@
-"""Helpers that build knowledge for tests: rows for collections made with raw pymilvus."""
+"""Helpers that build knowledge for tests: files of a knowledge folder, rows for collections
+made with raw pymilvus."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -14,6 +16,17 @@ try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import SAMPLE_KB
 except ImportError:  # ... or tests/ is a package
     from tests.conftest import SAMPLE_KB
+
+
+def write(root: Path, rel: str, content: str | bytes) -> Path:
+    """Write ``content`` (UTF-8 text, or bytes as they are) to ``root/rel``, folders included."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
 
 
 def external_rows(sources: Iterable[str], embeddings: Embeddings) -> list[dict[str, Any]]:

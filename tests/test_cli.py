@@ -25,8 +25,10 @@ from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import RUNBOOKS_EN, require_shared
+    from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
     from tests.conftest import RUNBOOKS_EN, require_shared
+    from tests.kb_helpers import write
 
 CONTRACT_KEYS = {
     "found",
@@ -75,16 +77,6 @@ def assert_one_line_error(stderr: str, *needles: str) -> None:
     assert "Traceback" not in stderr
     for needle in needles:
         assert needle in lines[0]
-
-
-def write(root: Path, rel: str, content: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 # --- user errors: exit 2 and one clear line -----------------------------------------------

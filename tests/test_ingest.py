@@ -17,20 +17,15 @@ from langchain_lookup_knowledge.knowledge.documents import parse_document
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from kb_helpers import write
+except ImportError:  # ... or tests/ is a package
+    from tests.kb_helpers import write
+
 FILLER = (
     "Check the service status, read the recent logs and compare the configuration with the "
     "last known good release before changing anything in production."
 )
-
-
-def write(root: Path, rel: str, content: str | bytes) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
 
 
 def long_doc(title: str, sections: int, word: str = "step") -> str:
