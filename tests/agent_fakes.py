@@ -1,9 +1,9 @@
 """Fakes for the agent-integration tests, named as such: a scripted chat model and L1 paths that
 fail or wait. Everything else in those tests is real (Milvus Lite, the embedder, SQLite).
 
-Also what the tool tests share: the ``lookup_knowledge`` tool-call dict (:func:`call`), the
-sample store with a module's own records database (:func:`with_own_records`), and the names of
-the lookup graph's nodes (:data:`PIPELINE_NODES`).
+Also what the tool tests share: the ``lookup_knowledge`` tool-call dict (:func:`call`) and the
+names of the lookup graph's nodes (:data:`PIPELINE_NODES`). The ``kb_settings`` and ``tool``
+fixtures they use are in conftest.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -46,15 +45,6 @@ def call(query: object, call_id: str = "call_1") -> dict:
         "name": "lookup_knowledge",
         "args": {"query": query},
     }
-
-
-def with_own_records(
-    sample_kb_store: LookupSettings, tmp_path_factory: pytest.TempPathFactory, name: str
-) -> LookupSettings:
-    """The shared sample store, with a records database of its own (in a fresh temp folder
-    named after ``name``)."""
-    db = tmp_path_factory.mktemp(name) / "records.sqlite3"
-    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
 
 
 class ScriptedToolCallingModel(BaseChatModel):

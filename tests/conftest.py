@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_tool
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
@@ -69,6 +69,24 @@ def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, real_embeddings):
     report = ingest_folder(SAMPLE_KB, s, embeddings=real_embeddings)
     assert report.chunks_written > 0
     return s
+
+
+@pytest.fixture(scope="module")
+def kb_settings(
+    request: pytest.FixtureRequest,
+    sample_kb_store: LookupSettings,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> LookupSettings:
+    """The shared sample store, with the test module's own records database."""
+    name = request.module.__name__.rpartition(".")[2]
+    db = tmp_path_factory.mktemp(f"{name}_records") / "records.sqlite3"
+    return sample_kb_store.model_copy(update={"invocation_db_url": f"sqlite:///{db}"})
+
+
+@pytest.fixture(scope="module")
+def tool(kb_settings: LookupSettings, real_embeddings):
+    """The ``lookup_knowledge`` tool over ``kb_settings`` with the real embedder."""
+    return create_lookup_knowledge_tool(kb_settings, embeddings=real_embeddings)
 
 
 @pytest.fixture(scope="module")

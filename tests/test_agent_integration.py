@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import TypedDict
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -18,39 +17,16 @@ from langgraph.prebuilt import ToolNode
 
 from langchain_lookup_knowledge import (
     LookupResult,
-    LookupSettings,
     build_lookup_graph,
     create_lookup_knowledge_tool,
 )
 
 try:
-    from agent_fakes import (
-        PIPELINE_NODES,
-        ScriptedToolCallingModel,
-        call,
-        failing_graph,
-        with_own_records,
-    )
+    from agent_fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import (
-        PIPELINE_NODES,
-        ScriptedToolCallingModel,
-        call,
-        failing_graph,
-        with_own_records,
-    )
+    from tests.agent_fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def kb_settings(sample_kb_store, tmp_path_factory) -> LookupSettings:
-    return with_own_records(sample_kb_store, tmp_path_factory, "agent_records")
-
-
-@pytest.fixture(scope="module")
-def tool(kb_settings, real_embeddings):
-    return create_lookup_knowledge_tool(kb_settings, embeddings=real_embeddings)
 
 
 def tool_node_graph(tool) -> CompiledStateGraph:

@@ -16,20 +16,9 @@ from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_t
 from langchain_lookup_knowledge.tool import EMPTY_QUERY_ERROR
 
 try:
-    from agent_fakes import call, failing_graph, gated_graph, with_own_records
+    from agent_fakes import call, failing_graph, gated_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call, failing_graph, gated_graph, with_own_records
-
-
-@pytest.fixture(scope="module")
-def kb_settings(sample_kb_store, tmp_path_factory) -> LookupSettings:
-    """The shared sample store, with this module's own records database."""
-    return with_own_records(sample_kb_store, tmp_path_factory, "tool_records")
-
-
-@pytest.fixture(scope="module")
-def tool(kb_settings, real_embeddings):
-    return create_lookup_knowledge_tool(kb_settings, embeddings=real_embeddings)
+    from tests.agent_fakes import call, failing_graph, gated_graph
 
 
 def test_tool_takes_one_described_query_argument(tool):

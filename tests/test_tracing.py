@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from langchain_core.documents import Document
 from langchain_core.tracers.langchain import LangChainTracer
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
@@ -16,15 +15,9 @@ from langchain_lookup_knowledge import LookupRuntime, build_lookup_graph
 from langchain_lookup_knowledge import create_lookup_knowledge_tool as make_tool
 
 try:
-    from agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph, with_own_records
+    from agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import (
-        PIPELINE_NODES,
-        FailingPath,
-        call,
-        failing_graph,
-        with_own_records,
-    )
+    from tests.agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph
 
 
 def walk(run: Run) -> list[Run]:
@@ -36,11 +29,6 @@ def walk(run: Run) -> list[Run]:
 
 def children(run: Run, name: str) -> list[Run]:
     return [c for c in run.child_runs if c.name == name]
-
-
-@pytest.fixture(scope="module")
-def kb_settings(sample_kb_store, tmp_path_factory):
-    return with_own_records(sample_kb_store, tmp_path_factory, "trace_records")
 
 
 def tool_run_of(collector: RunCollectorCallbackHandler) -> Run:
