@@ -46,14 +46,6 @@ METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 TOP_METRICS = ("ndcg@10", "recall@10", "mrr@10")
 DEEP_K = 100
 DEEP_CANDIDATES = 200
-TABLE_COLUMNS = (
-    ("nDCG@10", "ndcg@10", 9),
-    ("R@10", "recall@10", 8),
-    ("R@100", "recall@100", 8),
-    ("MRR@10", "mrr@10", 8),
-    ("p50 ms", "p50_ms", 9),
-    ("p95 ms", "p95_ms", 9),
-)
 
 
 @dataclass
@@ -278,7 +270,7 @@ def format_beir(report: dict[str, Any]) -> str:
         f"BEIR {report['dataset']} ({report['split']}): {report['queries']} queries, "
         f"{report['corpus']} documents, {report['chunks']} chunks in {report['collection']!r}"
         f"{' (cached)' if report['cached'] else ''}",
-        *systems_table(report, TABLE_COLUMNS, name_width=12),
+        *systems_table(report, (*METRICS, "p50_ms", "p95_ms"), name_width=12),
     ]
     s = report["settings"]
     lines.append(

@@ -125,19 +125,30 @@ def rounded(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
     return {k: round(v, digits) for k, v in metrics.items()}
 
 
+# Column title and width of each metric in the systems tables of ``eval beir`` / ``eval queries``.
+TABLE_COLUMNS: dict[str, tuple[str, int]] = {
+    "recall@5": ("R@5", 8),
+    "recall@10": ("R@10", 8),
+    "recall@100": ("R@100", 8),
+    "mrr@10": ("MRR@10", 8),
+    "ndcg@10": ("nDCG@10", 9),
+    "p50_ms": ("p50 ms", 9),
+    "p95_ms": ("p95 ms", 9),
+}
 TIMING_COLUMNS = ("p50_ms", "p95_ms")
 
 
 def systems_table(
-    report: Mapping[str, Any], columns: Sequence[tuple[str, str, int]], *, name_width: int
+    report: Mapping[str, Any], columns: Sequence[str], *, name_width: int
 ) -> list[str]:
     """The header and one line per system of an evaluation report: ``pipeline``, then
     ``bare <kind>`` for each of ``report["baselines"]``.
 
-    ``columns`` are ``(title, key, width)``: a metric key prints with four decimals, ``p50_ms`` /
-    ``p95_ms`` (read from the system's ``timing``) with one.
+    ``columns`` are keys of :data:`TABLE_COLUMNS`: a metric prints with four decimals,
+    ``p50_ms`` / ``p95_ms`` (read from the system's ``timing``) with one.
     """
-    lines = [f"{'system':<{name_width}}" + "".join(f"{t:>{w}}" for t, _, w in columns)]
+    cols = [(key, *TABLE_COLUMNS[key]) for key in columns]  # (key, title, width)
+    lines = [f"{'system':<{name_width}}" + "".join(f"{title:>{w}}" for _, title, w in cols)]
     systems = [("pipeline", report["pipeline"])] + [
         (f"bare {k}", v) for k, v in report["baselines"].items()
     ]
@@ -146,7 +157,7 @@ def systems_table(
             f"{scores['timing'][key]:>{w}.1f}"
             if key in TIMING_COLUMNS
             else f"{scores[key]:>{w}.4f}"
-            for _, key, w in columns
+            for key, _, w in cols
         ]
         lines.append(f"{name:<{name_width}}" + "".join(cells))
     return lines
