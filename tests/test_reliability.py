@@ -29,20 +29,20 @@ from langchain_lookup_knowledge.store.connection import close_all_clients, open_
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
+    from agent_fakes import call
     from faults import (
         database_held_by_another_process,
         failing_embedding_server,
         run_cli,
         silent_tcp_port,
-        tool_call,
     )
 except ImportError:  # pragma: no cover - run from the repo root as a package
+    from tests.agent_fakes import call
     from tests.faults import (
         database_held_by_another_process,
         failing_embedding_server,
         run_cli,
         silent_tcp_port,
-        tool_call,
     )
 
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
@@ -84,11 +84,11 @@ async def test_tool_turns_whitespace_query_into_an_error_the_model_reads(
     sample_kb_store, real_embeddings
 ):
     tool = create_lookup_knowledge_tool(sample_kb_store, embeddings=real_embeddings)
-    message = tool.invoke(tool_call("   "))
+    message = tool.invoke(call("   "))
     assert isinstance(message, ToolMessage)
     assert message.status == "error"
     assert "non-empty" in message.content
-    amessage = await tool.ainvoke(tool_call("\t\n", "call-2"))
+    amessage = await tool.ainvoke(call("\t\n", "call-2"))
     assert amessage.status == "error"
     assert "non-empty" in amessage.content
 
@@ -358,7 +358,7 @@ def test_locked_lite_database_says_locked_by_another_process(settings, real_embe
             open_client(settings)
         proc = run_cli("ingest", str(kb), "--uri", str(db), data_dir=tmp_path)
         tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
-        message = tool.invoke(tool_call("disk full"))
+        message = tool.invoke(call("disk full"))
     assert_one_line_error(proc, "locked by another process", str(db))
     assert message.status == "error"
     assert message.content.startswith("Knowledge retrieval unavailable")
@@ -397,7 +397,7 @@ def test_unreachable_milvus_is_bounded_reported_and_recorded(tmp_path, real_embe
             invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
         )
         tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
-        message = tool.invoke(tool_call("etcd is slow"))
+        message = tool.invoke(call("etcd is slow"))
     assert message.status == "error"
     assert message.content.startswith("Knowledge retrieval unavailable")
     assert f"127.0.0.1:{port}" in message.content
@@ -441,7 +441,7 @@ def test_failing_embedding_service_retries_a_bounded_number_of_times(settings, b
         assert expected in str(caught.value)
 
         tool = create_lookup_knowledge_tool(settings)
-        message = tool.invoke(tool_call("disk full"))
+        message = tool.invoke(call("disk full"))
         assert message.status == "error"
         assert message.content.startswith("Knowledge retrieval unavailable")
         assert "embedding service" in message.content
