@@ -48,15 +48,13 @@ def compare_paths(
     vector = runtime.embeddings.embed_query(text)
     layout = runtime.layout
     retrieval_mode = settings.retrieval_mode if layout.has_bm25 else "dense"
-    request = SearchRequest(
+    request = SearchRequest.configured(
+        settings,
         query_text=text,
         query_vector=vector,
         expr=filter_to_expr(settings.default_filter),  # the deployment's scope always applies
         k=max(k, 1),
         retrieval_mode=retrieval_mode,
-        fusion=settings.fusion,
-        rrf_k=settings.rrf_k,
-        dense_weight=settings.dense_weight,
     )
     out: dict[str, Any] = {
         "query": text,

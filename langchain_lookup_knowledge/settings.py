@@ -138,7 +138,19 @@ class LookupSettings(BaseSettings):
     )
     l1_enabled: bool = Field(default=True, description="False: L0 alone (never evidence).")
     top_k: int = Field(default=5, ge=1, le=50, description="Evidence blocks returned.")
-    candidate_k: int = Field(default=30, ge=1, le=200, description="L1 candidates fetched.")
+    candidate_k: int = Field(
+        default=30,
+        ge=1,
+        le=200,
+        description="L1 candidates fetched for the rerank (at least top_k are fetched).",
+    )
+    hybrid_fetch_factor: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="Hybrid search: each list (dense, BM25) brings candidate_k x this many "
+        "hits to the fusion.",
+    )
     reference_threshold: float = Field(
         default=0.62,
         ge=0,

@@ -170,15 +170,13 @@ class LookupNodes:
 
     # --- L1 retrieval ---------------------------------------------------------------------
     def _request(self, state: LookupState, expr: str | None) -> SearchRequest:
-        return SearchRequest(
+        return SearchRequest.configured(
+            self.settings,
             query_text=state["search_text"],
             query_vector=state["query_vector"],
             expr=expr,
-            k=self.settings.candidate_k,
+            k=max(self.settings.candidate_k, self.settings.top_k),
             retrieval_mode=state.get("retrieval_mode", self.settings.retrieval_mode),
-            fusion=self.settings.fusion,
-            rrf_k=self.settings.rrf_k,
-            dense_weight=self.settings.dense_weight,
         )
 
     def _attempt(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.settings import LookupSettings
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,36 @@ class SearchRequest:
     fusion: str = "rrf"
     rrf_k: int = 60
     dense_weight: float = 0.6
+    fetch_factor: int = 1  # hybrid: each list fetches k * fetch_factor before fusion
+
+    @classmethod
+    def configured(
+        cls,
+        settings: LookupSettings,
+        *,
+        query_text: str,
+        query_vector: list[float],
+        expr: str | None,
+        k: int,
+        retrieval_mode: str,
+    ) -> SearchRequest:
+        """A request with the fusion settings of ``settings``."""
+        return cls(
+            query_text=query_text,
+            query_vector=query_vector,
+            expr=expr,
+            k=k,
+            retrieval_mode=retrieval_mode,
+            fusion=settings.fusion,
+            rrf_k=settings.rrf_k,
+            dense_weight=settings.dense_weight,
+            fetch_factor=settings.hybrid_fetch_factor,
+        )
+
+    @property
+    def fetch_k(self) -> int:
+        """How many hits each list of a hybrid search brings to the fusion."""
+        return self.k * max(1, self.fetch_factor)
 
 
 class L1Path(Protocol):

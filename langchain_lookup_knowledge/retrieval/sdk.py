@@ -88,7 +88,7 @@ class SdkPath:
         )
 
     def _hybrid(self, request: SearchRequest) -> list[Candidate]:
-        fetch = 2 * request.k  # each list fetches twice the fused limit
+        fetch = request.fetch_k
         reqs = [
             AnnSearchRequest(
                 [request.query_vector],

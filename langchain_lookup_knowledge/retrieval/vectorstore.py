@@ -173,7 +173,7 @@ class VectorStorePath:
                 request.query_text,
                 k=request.k,
                 expr=request.expr,
-                fetch_k=max(request.k, 2 * request.k),
+                fetch_k=request.fetch_k,
                 reranker=_ranker(request),
                 timeout=self.timeout,
             )
