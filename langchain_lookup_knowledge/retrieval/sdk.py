@@ -22,6 +22,24 @@ from langchain_lookup_knowledge.store.schema import CollectionLayout, dense_sear
 SPARSE_SEARCH_PARAMS: dict[str, Any] = {"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}}
 
 
+def bm25_search(
+    client: MilvusClient, layout: CollectionLayout, request: SearchRequest, *, timeout: float
+) -> list[dict[str, Any]]:
+    """BM25 hits of the query text (Milvus's built-in function), with each dense vector."""
+    return list(
+        client.search(
+            layout.name,
+            data=[request.query_text],
+            anns_field=layout.sparse_field,
+            search_params=SPARSE_SEARCH_PARAMS,
+            limit=request.k,
+            filter=request.expr or "",
+            output_fields=[*layout.scalar_fields, layout.vector_field],
+            timeout=timeout,
+        )[0]
+    )
+
+
 class SdkPath:
     """L1 through ``MilvusClient`` on the same collection as the VectorStore path.
 
@@ -71,16 +89,7 @@ class SdkPath:
         return [*self.layout.scalar_fields, self.layout.vector_field]
 
     def _sparse(self, request: SearchRequest) -> list[Candidate]:
-        hits = self.client.search(
-            self.layout.name,
-            data=[request.query_text],
-            anns_field=self.layout.sparse_field,
-            search_params=SPARSE_SEARCH_PARAMS,
-            limit=request.k,
-            filter=request.expr or "",
-            output_fields=self._with_vectors(),
-            timeout=self.timeout,
-        )[0]
+        hits = bm25_search(self.client, self.layout, request, timeout=self.timeout)
         return self._scored_by_cosine(
             hits,
             request,

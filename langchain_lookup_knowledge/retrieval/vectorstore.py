@@ -27,7 +27,7 @@ from langchain_lookup_knowledge.retrieval.scores import (
     fused_label,
     sparse_label,
 )
-from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS
+from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS, bm25_search
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import connection_args
 from langchain_lookup_knowledge.store.filters import condition
@@ -155,16 +155,9 @@ class VectorStorePath:
                 for rank, (doc, score) in enumerate(pairs, start=1)
             ]
         if request.retrieval_mode == "sparse":
-            pairs = self.hybrid_store.client.search(
-                self.layout.name,
-                data=[request.query_text],
-                anns_field=self.layout.sparse_field,
-                search_params=SPARSE_SEARCH_PARAMS,
-                limit=request.k,
-                filter=request.expr or "",
-                output_fields=[*self.layout.scalar_fields, self.layout.vector_field],
-                timeout=self.timeout,
-            )[0]
+            pairs = bm25_search(
+                self.hybrid_store.client, self.layout, request, timeout=self.timeout
+            )
             docs = [
                 (self.hybrid_store._parse_document(dict(h["entity"])), h["distance"]) for h in pairs
             ]
