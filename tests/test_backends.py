@@ -496,6 +496,50 @@ def test_vectorstore_hybrid_fetches_vectors_when_the_store_omits_them(
     assert {c.evidence_key: c.score_label.similarity for c in hits} == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("path_name", ["vectorstore", "sdk"])
+def test_hybrid_dense_list_uses_the_lookup_vector_and_bm25_its_own_text(
+    metric_stores, real_embeddings, path_name
+):
+    """The BM25 text may differ from the question (stopwords dropped): the dense list must
+    still search with the question's vector, computed once, never re-embedded."""
+    import dataclasses
+
+    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
+    path = runtime.path(path_name)
+    vector = runtime.embeddings.embed_query(POOL_QUERY)
+    dense = path.search(SearchRequest(POOL_QUERY, vector, None, k=5, retrieval_mode="dense"))
+    embedded_before = runtime.embeddings.misses + runtime.embeddings.hits
+    # a BM25 text that matches nothing: the fused list is the dense list alone
+    request = SearchRequest(
+        POOL_QUERY, vector, None, k=5, retrieval_mode="hybrid", sparse_text="qqzzxxvv"
+    )
+    hybrid = path.search(request)
+    assert runtime.embeddings.misses + runtime.embeddings.hits == embedded_before
+    assert [c.evidence_key for c in hybrid] == [c.evidence_key for c in dense]
+    # and the BM25 list does search the BM25 text
+    sparse = path.search(dataclasses.replace(request, retrieval_mode="sparse"))
+    assert sparse == []
+
+
+def test_configured_requests_drop_stopwords_for_bm25_only(metric_stores):
+    settings = metric_stores["COSINE"]
+    question = "Why is the connection pool of the database exhausted?"
+    on = SearchRequest.configured(
+        settings, query_text=question, query_vector=[0.0], expr=None, k=5, retrieval_mode="hybrid"
+    )
+    assert on.query_text == question
+    assert on.bm25_text == "connection pool database exhausted?"
+    off = SearchRequest.configured(
+        settings.model_copy(update={"bm25_drop_stopwords": False}),
+        query_text=question,
+        query_vector=[0.0],
+        expr=None,
+        k=5,
+        retrieval_mode="hybrid",
+    )
+    assert off.bm25_text == question
+
+
 # --- 3. existing collections ----------------------------------------------------------------
 def test_existing_collection_layout_is_read_from_its_schema(external_store, real_embeddings):
     layout = LookupRuntime(external_store, embeddings=real_embeddings).layout

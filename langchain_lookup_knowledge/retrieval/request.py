@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text
 from langchain_lookup_knowledge.settings import LookupSettings
 
 
@@ -22,6 +23,12 @@ class SearchRequest:
     rrf_k: int = 60
     dense_weight: float = 0.6
     fetch_factor: int = 1  # hybrid: each list fetches k * fetch_factor before fusion
+    sparse_text: str | None = None  # what BM25 searches for (None: query_text)
+
+    @property
+    def bm25_text(self) -> str:
+        """The text the BM25 search is given."""
+        return self.sparse_text or self.query_text
 
     @classmethod
     def configured(
@@ -45,6 +52,7 @@ class SearchRequest:
             rrf_k=settings.rrf_k,
             dense_weight=settings.dense_weight,
             fetch_factor=settings.hybrid_fetch_factor,
+            sparse_text=bm25_query_text(query_text) if settings.bm25_drop_stopwords else None,
         )
 
     @property

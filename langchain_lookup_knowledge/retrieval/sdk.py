@@ -29,7 +29,7 @@ def bm25_search(
     return list(
         client.search(
             layout.name,
-            data=[request.query_text],
+            data=[request.bm25_text],
             anns_field=layout.sparse_field,
             search_params=SPARSE_SEARCH_PARAMS,
             limit=request.k,
@@ -107,7 +107,7 @@ class SdkPath:
                 expr=request.expr or None,
             ),
             AnnSearchRequest(
-                [request.query_text],
+                [request.bm25_text],
                 self.layout.sparse_field or "",
                 SPARSE_SEARCH_PARAMS,
                 fetch,

@@ -11,6 +11,9 @@ by primary key in one call instead.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -67,6 +70,46 @@ def _dense_vector_output_class() -> type[Any]:
             return doc
 
     return _DenseVectorOutputMilvus
+
+
+class PrecomputedQueryEmbeddings(Embeddings):
+    """Embeddings that answer ``embed_query`` with a vector given beforehand (per thread).
+
+    langchain-milvus's hybrid search embeds its query string itself; the pipeline already has
+    the query's vector (embedded once per lookup) and gives the store a different string (the
+    BM25 text). Inside :meth:`given`, ``embed_query`` returns the given vector; outside it, and
+    for documents, the wrapped embeddings answer.
+
+    Example:
+        >>> from langchain_core.embeddings import FakeEmbeddings
+        >>> emb = PrecomputedQueryEmbeddings(FakeEmbeddings(size=2))
+        >>> with emb.given([0.6, 0.8]):
+        ...     emb.embed_query("any text")
+        [0.6, 0.8]
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self._local = threading.local()
+
+    @contextmanager
+    def given(self, vector: list[float]) -> Iterator[None]:
+        """``embed_query`` returns ``vector`` in this thread until the block ends."""
+        previous = getattr(self._local, "vector", None)
+        self._local.vector = vector
+        try:
+            yield
+        finally:
+            self._local.vector = previous
+
+    def embed_query(self, text: str) -> list[float]:
+        """The given vector, else the wrapped embeddings' answer."""
+        vector = getattr(self._local, "vector", None)
+        return list(vector) if vector is not None else self.inner.embed_query(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """The wrapped embeddings' vectors."""
+        return self.inner.embed_documents(texts)
 
 
 def open_vectorstore(
@@ -137,8 +180,11 @@ class VectorStorePath:
         self.layout = layout
         self.timeout = settings.milvus_timeout_s
         self.dense_store = open_vectorstore(settings, layout, embeddings, hybrid=False)
+        self._query_vectors = PrecomputedQueryEmbeddings(embeddings)
         self.hybrid_store = (
-            open_vectorstore(settings, layout, embeddings, hybrid=True) if layout.has_bm25 else None
+            open_vectorstore(settings, layout, self._query_vectors, hybrid=True)
+            if layout.has_bm25
+            else None
         )
         if self.dense_store.col is None:
             msg = f"langchain-milvus could not open collection {layout.name!r}"
@@ -162,14 +208,17 @@ class VectorStorePath:
                 (self.hybrid_store._parse_document(dict(h["entity"])), h["distance"]) for h in pairs
             ]
         else:
-            docs = self.hybrid_store.similarity_search_with_score(
-                request.query_text,
-                k=request.k,
-                expr=request.expr,
-                fetch_k=request.fetch_k,
-                reranker=_ranker(request),
-                timeout=self.timeout,
-            )
+            # The store embeds the text it is given for its dense list: hand it the vector
+            # this lookup already has, and the BM25 text for its sparse list.
+            with self._query_vectors.given(request.query_vector):
+                docs = self.hybrid_store.similarity_search_with_score(
+                    request.bm25_text,
+                    k=request.k,
+                    expr=request.expr,
+                    fetch_k=request.fetch_k,
+                    reranker=_ranker(request),
+                    timeout=self.timeout,
+                )
         sims = self._dense_similarities(request.query_vector, docs)
         out = []
         for rank, (doc, score) in enumerate(docs, start=1):

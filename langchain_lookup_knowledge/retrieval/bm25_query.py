@@ -1,0 +1,34 @@
+"""The text a BM25 search is given: the question without its English stopwords.
+
+Milvus scores BM25 term by term, and a stopword's posting list holds nearly every chunk: on
+SciFact (10,652 chunks, Milvus Lite) a 14-word question took 44 ms, its 10 significant words
+14 ms. A stopword's IDF is close to zero, so dropping it barely moves the ranking. Milvus Lite
+ignores analyzer stop filters, so the words are dropped here, on the query side only (indexed
+text is unchanged). CJK text is left as it is (jieba splits it on the server).
+
+Example:
+    >>> bm25_query_text("Why is the pod in CrashLoopBackOff?")
+    'pod CrashLoopBackOff?'
+    >>> bm25_query_text("what is it")  # nothing but stopwords: searched as asked
+    'what is it'
+"""
+
+from __future__ import annotations
+
+import re
+
+from langchain_lookup_knowledge.pipeline.l0 import STOPWORDS
+
+__all__ = ["bm25_query_text"]
+
+_STOPWORD = re.compile(
+    r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, STOPWORDS), key=len, reverse=True)) + r")(?!\w)",
+    re.IGNORECASE,
+)
+_SPACES = re.compile(r"\s+")
+
+
+def bm25_query_text(text: str) -> str:
+    """``text`` without English stopwords (whole words, any case); ``text`` if none is left."""
+    stripped = _SPACES.sub(" ", _STOPWORD.sub(" ", text)).strip()
+    return stripped if re.search(r"\w", stripped) else text
