@@ -55,6 +55,7 @@ def compare_paths(
         expr=filter_to_expr(settings.default_filter),  # the deployment's scope always applies
         k=max(k, 1),
         retrieval_mode=retrieval_mode,
+        row_count=layout.row_count,
     )
     out: dict[str, Any] = {
         "query": text,

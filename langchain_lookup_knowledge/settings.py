@@ -26,6 +26,10 @@ RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
 
 
+STOPWORD_DROP_MIN_ROWS = 5_000
+"""``bm25_drop_stopwords=auto`` drops stopwords from BM25 queries from this collection size on."""
+
+
 class LookupSettings(BaseSettings):
     """Every knob of ingestion and lookup. Env vars: ``LOOKUP_KNOWLEDGE_<FIELD>``.
 
@@ -144,17 +148,20 @@ class LookupSettings(BaseSettings):
         le=200,
         description="L1 candidates fetched for the rerank (at least top_k are fetched).",
     )
-    bm25_drop_stopwords: bool = Field(
-        default=True,
-        description="BM25 searches the question without English stopwords (their posting "
-        "lists cover every chunk: 3x slower on SciFact, for a near-zero IDF).",
+    bm25_drop_stopwords: bool | Literal["auto"] = Field(
+        default="auto",
+        description="BM25 searches the question without English stopwords. auto: in "
+        "collections of 5,000+ chunks, where their posting lists make BM25 slow (SciFact, "
+        "10,652 chunks: hybrid search 40% faster, nDCG@10 +0.002); a small collection keeps "
+        "them (fast anyway, and there they still nudge the ranking).",
     )
     hybrid_fetch_factor: int = Field(
-        default=2,
+        default=1,
         ge=1,
         le=10,
         description="Hybrid search: each list (dense, BM25) brings candidate_k x this many "
-        "hits to the fusion.",
+        "hits to the fusion. 1 and 2 measured alike (SciFact nDCG@10 0.7186 both, the "
+        "runbook sets identical); 1 is 30% faster.",
     )
     reference_threshold: float = Field(
         default=0.62,
@@ -228,6 +235,18 @@ class LookupSettings(BaseSettings):
         from langchain_lookup_knowledge.store.filters import validate_identifier
 
         return validate_identifier(value, what="collection name")
+
+    def drops_bm25_stopwords(self, row_count: int) -> bool:
+        """Whether BM25 searches drop stopwords in a collection of ``row_count`` chunks.
+
+        Example:
+            >>> settings = LookupSettings()
+            >>> settings.drops_bm25_stopwords(177), settings.drops_bm25_stopwords(10_652)
+            (False, True)
+        """
+        if self.bm25_drop_stopwords == "auto":
+            return row_count >= STOPWORD_DROP_MIN_ROWS
+        return bool(self.bm25_drop_stopwords)
 
     def retrieval_mode_for(self, query: str, *, bm25_analyzer: str | None) -> RetrievalMode:
         """The retrieval mode of one question (``cjk_retrieval_mode`` for a CJK question).

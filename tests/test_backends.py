@@ -521,23 +521,38 @@ def test_hybrid_dense_list_uses_the_lookup_vector_and_bm25_its_own_text(
     assert sparse == []
 
 
-def test_configured_requests_drop_stopwords_for_bm25_only(metric_stores):
-    settings = metric_stores["COSINE"]
+@pytest.mark.parametrize(
+    ("setting", "row_count", "drops"),
+    [
+        ("auto", 177, False),  # a small collection keeps them
+        ("auto", 10_652, True),  # a large one drops them (their posting lists are slow)
+        (True, 177, True),
+        (False, 10_652, False),
+    ],
+)
+def test_configured_requests_drop_stopwords_for_bm25_only(
+    metric_stores, setting, row_count, drops
+):
+    settings = metric_stores["COSINE"].model_copy(update={"bm25_drop_stopwords": setting})
     question = "Why is the connection pool of the database exhausted?"
-    on = SearchRequest.configured(
-        settings, query_text=question, query_vector=[0.0], expr=None, k=5, retrieval_mode="hybrid"
-    )
-    assert on.query_text == question
-    assert on.bm25_text == "connection pool database exhausted?"
-    off = SearchRequest.configured(
-        settings.model_copy(update={"bm25_drop_stopwords": False}),
+    request = SearchRequest.configured(
+        settings,
         query_text=question,
         query_vector=[0.0],
         expr=None,
         k=5,
         retrieval_mode="hybrid",
+        row_count=row_count,
     )
-    assert off.bm25_text == question
+    assert request.query_text == question
+    expected = "connection pool database exhausted?" if drops else question
+    assert request.bm25_text == expected
+
+
+def test_layout_knows_the_collection_size(metric_stores, real_embeddings):
+    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
+    count = runtime.client.get_collection_stats(runtime.layout.name)["row_count"]
+    assert runtime.layout.row_count == int(count) > 0
 
 
 # --- 3. existing collections ----------------------------------------------------------------

@@ -177,6 +177,7 @@ class LookupNodes:
             expr=expr,
             k=max(self.settings.candidate_k, self.settings.top_k),
             retrieval_mode=state.get("retrieval_mode", self.settings.retrieval_mode),
+            row_count=self.runtime.layout.row_count,
         )
 
     def _attempt(

@@ -19,11 +19,14 @@ import re
 
 from langchain_lookup_knowledge.pipeline.l0 import STOPWORDS
 
-__all__ = ["bm25_query_text"]
+__all__ = ["KEPT_FOR_BM25", "bm25_query_text"]
 
+KEPT_FOR_BM25: frozenset[str] = frozenset({"up", "no", "not"})
+"""Stopwords that still name things in operators' questions ("up == 0", "no route to host")."""
+
+_DROPPED = sorted(STOPWORDS - KEPT_FOR_BM25, key=len, reverse=True)
 _STOPWORD = re.compile(
-    r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, STOPWORDS), key=len, reverse=True)) + r")(?!\w)",
-    re.IGNORECASE,
+    r"(?<!\w)(?:" + "|".join(map(re.escape, _DROPPED)) + r")(?!\w)", re.IGNORECASE
 )
 _SPACES = re.compile(r"\s+")
 

@@ -40,8 +40,12 @@ class SearchRequest:
         expr: str | None,
         k: int,
         retrieval_mode: str,
+        row_count: int = 0,
     ) -> SearchRequest:
-        """A request with the fusion settings of ``settings``."""
+        """A request with the fusion and BM25 settings of ``settings``.
+
+        ``row_count``: the collection's size (``bm25_drop_stopwords=auto`` decides by it).
+        """
         return cls(
             query_text=query_text,
             query_vector=query_vector,
@@ -52,7 +56,9 @@ class SearchRequest:
             rrf_k=settings.rrf_k,
             dense_weight=settings.dense_weight,
             fetch_factor=settings.hybrid_fetch_factor,
-            sparse_text=bm25_query_text(query_text) if settings.bm25_drop_stopwords else None,
+            sparse_text=(
+                bm25_query_text(query_text) if settings.drops_bm25_stopwords(row_count) else None
+            ),
         )
 
     @property

@@ -44,6 +44,7 @@ class CollectionLayout:
     category_field: str | None
     source_field: str | None
     analyzer: str | None
+    row_count: int = 0  # entities when the collection was opened (0: unknown)
 
     @property
     def has_bm25(self) -> bool:
@@ -242,6 +243,10 @@ def describe_chunk_collection(
         analyzer = "jieba" if "jieba" in str(text_params.get("analyzer_params", "")) else "standard"
     metadata = settings.metadata_field if settings.metadata_field in fields else None
     ensure_loaded(client, name)
+    try:
+        row_count = int(client.get_collection_stats(name).get("row_count", 0))
+    except Exception:
+        row_count = 0
     return CollectionLayout(
         name=name,
         id_field=settings.id_field,
@@ -255,6 +260,7 @@ def describe_chunk_collection(
         category_field=settings.category_field if settings.category_field in fields else None,
         source_field=settings.source_field if settings.source_field in fields else None,
         analyzer=analyzer,
+        row_count=row_count,
     )
 
 
