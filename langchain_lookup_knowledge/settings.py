@@ -26,6 +26,9 @@ RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
 
 
+CANDIDATES_PER_BLOCK = 3
+"""``candidate_k=None`` fetches this many L1 candidates per evidence block asked for."""
+
 STOPWORD_DROP_MIN_ROWS = 5_000
 """``bm25_drop_stopwords=auto`` drops stopwords from BM25 queries from this collection size on."""
 
@@ -142,11 +145,12 @@ class LookupSettings(BaseSettings):
     )
     l1_enabled: bool = Field(default=True, description="False: L0 alone (never evidence).")
     top_k: int = Field(default=5, ge=1, le=50, description="Evidence blocks returned.")
-    candidate_k: int = Field(
-        default=30,
+    candidate_k: int | None = Field(
+        default=None,
         ge=1,
         le=200,
-        description="L1 candidates fetched for the rerank (at least top_k are fetched).",
+        description="L1 candidates fetched for the rerank; None: 3 x top_k (15 for the tool's "
+        "5 blocks, 30 for an evaluation's 10). Never fewer than top_k.",
     )
     bm25_drop_stopwords: bool | Literal["auto"] = Field(
         default="auto",
@@ -235,6 +239,16 @@ class LookupSettings(BaseSettings):
         from langchain_lookup_knowledge.store.filters import validate_identifier
 
         return validate_identifier(value, what="collection name")
+
+    @property
+    def rerank_pool(self) -> int:
+        """How many L1 candidates a lookup fetches and reranks (``candidate_k`` resolved).
+
+        Example:
+            >>> LookupSettings().rerank_pool, LookupSettings(top_k=10).rerank_pool
+            (15, 30)
+        """
+        return max(self.candidate_k or CANDIDATES_PER_BLOCK * self.top_k, self.top_k)
 
     def drops_bm25_stopwords(self, row_count: int) -> bool:
         """Whether BM25 searches drop stopwords in a collection of ``row_count`` chunks.

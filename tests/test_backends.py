@@ -530,9 +530,7 @@ def test_hybrid_dense_list_uses_the_lookup_vector_and_bm25_its_own_text(
         (False, 10_652, False),
     ],
 )
-def test_configured_requests_drop_stopwords_for_bm25_only(
-    metric_stores, setting, row_count, drops
-):
+def test_configured_requests_drop_stopwords_for_bm25_only(metric_stores, setting, row_count, drops):
     settings = metric_stores["COSINE"].model_copy(update={"bm25_drop_stopwords": setting})
     question = "Why is the connection pool of the database exhausted?"
     request = SearchRequest.configured(
@@ -909,3 +907,16 @@ def test_compare_command_is_registered_and_prints_json(sample, capsys):
         r["evidenceKey"] for r in out["sdk"]["results"]
     ]
     assert out["sdk"]["results"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"
+
+
+@pytest.mark.parametrize(
+    ("top_k", "candidate_k", "fetched"), [(5, None, 15), (2, None, 6), (5, 8, 8)]
+)
+def test_a_lookup_fetches_its_rerank_pool(sample, real_embeddings, top_k, candidate_k, fetched):
+    settings = sample.model_copy(update={"top_k": top_k, "candidate_k": candidate_k})
+    result = build_lookup_graph(settings, embeddings=real_embeddings).invoke(
+        {"query": "how do I troubleshoot a slow service"}
+    )["result"]
+    attempts = result.retrieval_trace.attempts
+    assert attempts and all(a.candidates == fetched for a in attempts)
+    assert len(result.evidence_blocks) <= top_k

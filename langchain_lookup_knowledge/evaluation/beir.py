@@ -201,7 +201,7 @@ def run_beir(
 
     top = eval_settings(base, top_k=10, per_document_cap=1)
     deep = eval_settings(
-        base, top_k=DEEP_K, per_document_cap=1, candidate_k=max(base.candidate_k, DEEP_CANDIDATES)
+        base, top_k=DEEP_K, per_document_cap=1, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES)
     )
     graph = build_lookup_graph(top, embeddings=embedder)
     first = run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
@@ -250,7 +250,7 @@ def run_beir(
             "fusion": base.fusion,
             "rrf_k": base.rrf_k,
             "dense_weight": base.dense_weight,
-            "candidate_k": base.candidate_k,
+            "candidate_k": top.rerank_pool,
             "chunk_size": base.chunk_size,
             "chunk_overlap": base.chunk_overlap,
             "top_k": 10,

@@ -187,7 +187,7 @@ def run_queries(
         "settings": {
             "retrieval_mode": settings.retrieval_mode,
             "fusion": settings.fusion,
-            "candidate_k": settings.candidate_k,
+            "candidate_k": eval_settings(settings, top_k=K).rerank_pool,
             "top_k": K,
             "per_document_cap": settings.per_document_cap,
         },

@@ -175,7 +175,7 @@ class LookupNodes:
             query_text=state["search_text"],
             query_vector=state["query_vector"],
             expr=expr,
-            k=max(self.settings.candidate_k, self.settings.top_k),
+            k=self.settings.rerank_pool,
             retrieval_mode=state.get("retrieval_mode", self.settings.retrieval_mode),
             row_count=self.runtime.layout.row_count,
         )

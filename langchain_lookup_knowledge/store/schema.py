@@ -96,7 +96,7 @@ def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> d
     """Explicit dense search parameters for the collection's index."""
     params: dict[str, Any] = {}
     if layout.index_type == "HNSW":
-        params = {"ef": max(settings.hnsw_ef, settings.candidate_k)}
+        params = {"ef": max(settings.hnsw_ef, settings.rerank_pool)}
     elif layout.index_type == "IVF_FLAT":
         params = {"nprobe": 16}
     return {"metric_type": layout.metric_type, "params": params}
