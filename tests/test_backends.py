@@ -918,5 +918,6 @@ def test_a_lookup_fetches_its_rerank_pool(sample, real_embeddings, top_k, candid
         {"query": "how do I troubleshoot a slow service"}
     )["result"]
     attempts = result.retrieval_trace.attempts
-    assert attempts and all(a.candidates == fetched for a in attempts)
+    assert attempts
+    assert all(a.candidates == fetched for a in attempts)
     assert len(result.evidence_blocks) <= top_k

@@ -258,3 +258,22 @@ def test_cjk_question_uses_bm25_alone_with_the_english_only_embedder(tmp_path: P
     # a multilingual embedder keeps the configured mode
     multilingual = LookupSettings(local_model_dir=tmp_path)
     assert multilingual.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="jieba") == "hybrid"
+
+
+def test_bench_reads_questions_as_q_as_beir_text_or_one_per_line(tmp_path: Path):
+    from langchain_lookup_knowledge.errors import ConfigurationError
+    from langchain_lookup_knowledge.evaluation.bench import load_bench_questions
+
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text(
+        '{"q": "etcd is slow"}\n\n{"_id": "1", "text": "0-dimensional biomaterials"}\n',
+        encoding="utf-8",
+    )
+    assert load_bench_questions(jsonl) == ["etcd is slow", "0-dimensional biomaterials"]
+    plain = tmp_path / "q.txt"
+    plain.write_text("disk full\n  \nnode down\n", encoding="utf-8")
+    assert load_bench_questions(plain) == ["disk full", "node down"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"other": 1}\n', encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="no questions"):
+        load_bench_questions(empty)

@@ -79,7 +79,8 @@ print(json.dumps({"found": bool(hits)}), flush=True)
 
 
 def load_bench_questions(path: str | Path | None) -> list[str]:
-    """Questions: JSONL (``q``) or one per line; the bundled sample questions by default."""
+    """Questions: JSONL (``q``, or BEIR's ``text``) or one per line; the sample questions by
+    default."""
     file = Path(path).expanduser() if path else DEFAULT_QUESTIONS
     if not file.is_file():
         raise ConfigurationError(f"queries file not found: {file}")
@@ -90,7 +91,8 @@ def load_bench_questions(path: str | Path | None) -> list[str]:
             continue
         if line.startswith("{"):
             try:
-                line = str(json.loads(line).get("q", "")).strip()
+                row = json.loads(line)
+                line = str(row.get("q") or row.get("text") or "").strip()
             except json.JSONDecodeError as exc:
                 raise ConfigurationError(f"{file}: invalid JSON line: {exc}") from None
         if line:

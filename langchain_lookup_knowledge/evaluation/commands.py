@@ -99,7 +99,9 @@ def register_eval_commands(sub: Any) -> None:
     queries.set_defaults(func=cmd_eval_queries)
 
     bench = sub.add_parser("bench", help="latency, throughput, cold start, memory vs bare")
-    bench.add_argument("--queries-file", help="questions (JSONL q, or one per line)")
+    bench.add_argument(
+        "--queries-file", help="questions (JSONL with q or BEIR text, or one per line)"
+    )
     bench.add_argument("--rounds", type=int, default=5, help="passes over the questions")
     bench.add_argument("--kb", help="folder for the ingest benchmark (default: the sample KB)")
     bench.add_argument("--no-cold-start", action="store_true", help="skip the subprocess run")
