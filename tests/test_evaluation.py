@@ -231,6 +231,9 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
     assert report["latency"]["lookup"]["n"] == 9  # 3 questions x 3 rounds
     # the sample collection has a BM25 field: a plain hybrid Milvus is measured too
     assert report["latency"]["bare_hybrid"]["n"] == 9
+    # and the pipeline's own L1 search alone, to show what the retrieval itself costs
+    assert report["latency"]["l1_search"]["n"] == 9
+    assert report["l1_search_p50_ms"] > 0
     assert report["lookup_vs_bare_hybrid_p50_ratio"] == pytest.approx(
         report["lookup_p50_ms"] / report["bare_hybrid_p50_ms"], rel=0.01
     )

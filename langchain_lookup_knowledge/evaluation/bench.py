@@ -9,6 +9,8 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   its query-embedding cache cleared before each call (a never-seen question: embedded once, as
   the bare store embeds every call);
   ``lookup_cached_p50_ms`` is a repeated question (the cache answers).
+* **L1 search alone**: the query embedded and the pipeline's own L1 search (its path, retrieval
+  mode and rerank pool), without the graph, rerank, packing or record: ``l1_search_p50_ms``.
 * **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup
   whose L0 filter applies is retried without it (two L1 searches). Questions that get no filter are
   prefixed with a category of the catalog (e.g. ``"databases: ..."``); only lookups that
@@ -274,9 +276,12 @@ def run_bench(
     """Run every measurement; the report's top level holds the headline figures."""
     from langchain_lookup_knowledge.embeddings import build_embeddings
     from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.retrieval.request import SearchRequest
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.filters import filter_to_expr
     from langchain_lookup_knowledge.store.schema import describe_chunk_collection
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
@@ -349,6 +354,25 @@ def run_bench(
     def bare(query: str) -> Any:
         return bare_store.similarity_search_with_score(query, k=k)
 
+    # The pipeline's own L1 search alone (embedded as the bare store embeds, no graph, no
+    # rerank, no record): how much of a lookup is the retrieval it must do.
+    l1_path = LookupRuntime(settings, embeddings=raw).path(
+        "sdk" if settings.mode == "sdk" else "vectorstore"
+    )
+
+    def l1_search(query: str) -> Any:
+        mode = settings.retrieval_mode_for(query, bm25_analyzer=layout.analyzer)
+        request = SearchRequest.configured(
+            settings,
+            query_text=query,
+            query_vector=raw.embed_query(query),
+            expr=filter_to_expr(settings.default_filter),
+            k=settings.rerank_pool,
+            retrieval_mode=mode if layout.has_bm25 else "dense",
+            row_count=layout.row_count,
+        )
+        return l1_path.search(request)
+
     def bare_hybrid(query: str) -> Any:
         assert bare_hybrid_store is not None
         return bare_hybrid_store.similarity_search_with_score(
@@ -365,11 +389,11 @@ def run_bench(
             q for q in _retry_questions(questions, categories) if _retried(call(retry_tool, q))
         ]
     # Warm-up (not measured): model, Milvus segments, the cached tool's cache.
-    main_series = ["lookup", "lookup_cached", "bare"]
+    main_series = ["lookup", "lookup_cached", "l1_search", "bare"]
     if bare_hybrid_store is not None:
         main_series.append("bare_hybrid")
     for q in questions:
-        call(tool, q), bare(q)
+        call(tool, q), bare(q), l1_search(q)
         if bare_hybrid_store is not None:
             bare_hybrid(q)
 
@@ -382,8 +406,7 @@ def run_bench(
     for r in range(rounds):
         for q in questions:
             # the cached call right after the uncached one (same question, now in the cache)
-            bares = main_series[2:]
-            order = main_series if r % 2 == 0 else [*bares[::-1], "lookup", "lookup_cached"]
+            order = main_series if r % 2 == 0 else [*main_series[2:][::-1], *main_series[:2]]
             for name in order:
                 fn: Callable[[], Any]
                 if name == "lookup":
@@ -392,6 +415,8 @@ def run_bench(
                     fn = partial(call, tool, q)
                 elif name == "bare_hybrid":
                     fn = partial(bare_hybrid, q)
+                elif name == "l1_search":
+                    fn = partial(l1_search, q)
                 else:
                     fn = partial(bare, q)
                 series[name].append(_ms(fn)[0])
@@ -416,6 +441,10 @@ def run_bench(
     report["lookup_vs_bare_p50_ratio"] = _ratio(stats["lookup"]["p50_ms"], stats["bare"]["p50_ms"])
     report["lookup_cached_vs_bare_p50_ratio"] = _ratio(
         stats["lookup_cached"]["p50_ms"], stats["bare"]["p50_ms"]
+    )
+    report["l1_search_p50_ms"] = stats["l1_search"]["p50_ms"]
+    report["l1_search_vs_bare_p50_ratio"] = _ratio(
+        stats["l1_search"]["p50_ms"], stats["bare"]["p50_ms"]
     )
     if "bare_hybrid" in stats:
         report["bare_hybrid_p50_ms"] = stats["bare_hybrid"]["p50_ms"]
@@ -464,6 +493,7 @@ def format_bench(report: dict[str, Any]) -> str:
     for name, label in (
         ("lookup", "tool lookup (new question)"),
         ("lookup_cached", "tool lookup (repeated: cached vector)"),
+        ("l1_search", "its L1 search alone (embed + search)"),
         ("bare", "bare similarity_search_with_score"),
         ("bare_hybrid", "bare, hybrid Milvus (BM25 + RRF)"),
         ("retry", "tool lookup with forced retry"),
