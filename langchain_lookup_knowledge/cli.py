@@ -233,6 +233,13 @@ def build_parser() -> argparse.ArgumentParser:
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = []
 
 
+def _unimplemented_rpc_filter(record: logging.LogRecord) -> bool:
+    """Drop Milvus Lite's traceback for an RPC it does not implement (pymilvus asks for
+    ``AllocTimestamp`` while waiting for an index; the call goes on without it)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, NotImplementedError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
     # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
@@ -252,6 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # for failures this CLI already reports in one line.
         for noisy in ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx"):
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
+        logging.getLogger("grpc._server").addFilter(_unimplemented_rpc_filter)
     try:
         return int(args.func(args))
     except LookupKnowledgeError as exc:

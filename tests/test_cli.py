@@ -299,3 +299,29 @@ def test_query_readable_output_and_recording(runbooks, tmp_path, monkeypatch):
 
     rows = SqlInvocationRecorder(f"sqlite:///{tmp_path / 'records.sqlite3'}").rows()
     assert [r["query"] for r in rows] == [CRASHLOOP_QUERY]
+
+
+def test_milvus_lite_unimplemented_rpc_tracebacks_stay_off_the_terminal(tmp_path):
+    """pymilvus asks Milvus Lite for AllocTimestamp while waiting for an index; Lite's server
+    logs a traceback for it (the call goes on). Other server errors still show."""
+    import logging
+
+    from langchain_lookup_knowledge.cli import _unimplemented_rpc_filter
+
+    main(["query", "--uri", str(tmp_path / "none"), "anything"])  # installs the filter
+    server_log = logging.getLogger("grpc._server")
+    assert _unimplemented_rpc_filter in server_log.filters
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        return server_log.makeRecord(
+            "grpc._server",
+            logging.ERROR,
+            __file__,
+            1,
+            "Exception calling application",
+            None,
+            (type(exc), exc, None),
+        )
+
+    assert not _unimplemented_rpc_filter(record(NotImplementedError("Method not implemented!")))
+    assert _unimplemented_rpc_filter(record(RuntimeError("disk full")))
