@@ -35,9 +35,9 @@ from langchain_lookup_knowledge.store.schema import (
 )
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from kb_helpers import external_rows
+    from kb_helpers import external_rows, write
 except ImportError:  # ... or tests/ is a package
-    from tests.kb_helpers import external_rows
+    from tests.kb_helpers import external_rows, write
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 SUBSET = [
@@ -921,3 +921,30 @@ def test_a_lookup_fetches_its_rerank_pool(sample, real_embeddings, top_k, candid
     assert attempts
     assert all(a.candidates == fetched for a in attempts)
     assert len(result.evidence_blocks) <= top_k
+
+
+def test_l0_hints_stay_within_the_deployment_scope(tmp_path, real_embeddings):
+    """Under a default_filter (a tenant), L0 knows only that tenant's documents: another
+    tenant's title never shows up as a hint, and never steers the filter."""
+    kb = tmp_path / "kb"
+    for tenant, title in (("a", "Kafka consumer lag"), ("b", "Redis eviction storm")):
+        write(
+            kb,
+            f"ops/{tenant}-runbook.md",
+            f"---\ntitle: {title}\ntenant: {tenant}\nkeywords: [{title.split()[0]}]\n---\n"
+            f"# {title}\n\nWhat to check when {title.lower()} shows up, and how to fix it.\n",
+        )
+    settings = lite_settings(tmp_path, "tenants_l0")
+    ingest_folder(kb, settings, embeddings=real_embeddings)
+    question = "redis eviction storm and kafka consumer lag at the same time"
+
+    def hints(scope: dict | None) -> list[str]:
+        scoped = settings.model_copy(update={"default_filter": scope})
+        result = build_lookup_graph(scoped, embeddings=real_embeddings).invoke(
+            {"query": question}
+        )["result"]
+        return result.l0_hints.matched_titles
+
+    assert set(hints(None)) == {"Kafka consumer lag", "Redis eviction storm"}
+    assert hints({'metadata["tenant"]': "a"}) == ["Kafka consumer lag"]
+    assert hints({'metadata["tenant"]': "b"}) == ["Redis eviction storm"]

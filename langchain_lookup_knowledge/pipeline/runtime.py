@@ -7,12 +7,14 @@ touches Milvus and a failing path is reported at lookup time, where auto mode ca
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
+from pymilvus import MilvusException
 
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
@@ -20,9 +22,12 @@ from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import load_catalog
+from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.filters import filter_to_expr
 from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
+
+logger = logging.getLogger(__name__)
 
 CATALOG_TTL_S = 30.0
 
@@ -111,11 +116,30 @@ class LookupRuntime:
             return created
 
     def matcher(self) -> L0Matcher:
-        """The L0 matcher over the catalog, reloaded when older than a short TTL."""
+        """The L0 matcher over the catalog, reloaded when older than a short TTL.
+
+        Under a ``default_filter`` (a deployment's tenant scope) it knows only the documents
+        that have chunks in that scope, so one tenant's lookups never hint at another's titles.
+        """
         with self._lock:
             now = time.monotonic()
             if self._matcher is None or now - self._matcher_loaded_at > CATALOG_TTL_S:
                 entries = load_catalog(self.client, self.settings.resolved_catalog_collection)
+                scope = filter_to_expr(self.settings.default_filter)
+                if scope and entries:
+                    layout = self.layout
+                    source_field = layout.source_field
+                    if source_field is None:  # no source column: hints cannot be scoped
+                        entries = []
+                    else:
+                        try:
+                            allowed = sources_in_scope(
+                                self.client, layout.name, source_field, scope
+                            )
+                        except MilvusException as exc:  # no hints rather than unscoped ones
+                            logger.warning("L0 catalog not scoped to default_filter: %s", exc)
+                            allowed = set()
+                        entries = [e for e in entries if e.source in allowed]
                 self._matcher = L0Matcher(entries)
                 self._matcher_loaded_at = now
             return self._matcher

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from pymilvus import MilvusClient
 
@@ -15,23 +16,39 @@ _PAGE = 1000
 _WINDOW = 16384
 
 
+def _query_all(
+    client: MilvusClient, collection: str, expr: str, fields: list[str]
+) -> list[dict[str, Any]]:
+    rows = client.query(collection, filter=expr, output_fields=fields, limit=_WINDOW)
+    if len(rows) < _WINDOW:
+        return list(rows)
+    rows = []  # past Milvus's query window: page through an iterator
+    iterator = client.query_iterator(
+        collection, batch_size=_PAGE, filter=expr, output_fields=fields
+    )
+    try:
+        while page := iterator.next():
+            rows.extend(page)
+    finally:
+        iterator.close()
+    return rows
+
+
 def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:
     """Every catalog entry, in source order; an absent collection is an empty catalog."""
     if not client.has_collection(collection):
         return []
     ensure_loaded(client, collection)
-    rows = client.query(collection, filter='source != ""', output_fields=_OUTPUT, limit=_WINDOW)
-    if len(rows) >= _WINDOW:  # past Milvus's query window: page through an iterator
-        rows = []
-        iterator = client.query_iterator(
-            collection, batch_size=_PAGE, filter='source != ""', output_fields=_OUTPUT
-        )
-        try:
-            while page := iterator.next():
-                rows.extend(page)
-        finally:
-            iterator.close()
+    rows = _query_all(client, collection, 'source != ""', _OUTPUT)
     return sorted((CatalogEntry.from_row(row) for row in rows), key=lambda e: e.source)
+
+
+def sources_in_scope(
+    client: MilvusClient, collection: str, source_field: str, expr: str
+) -> set[str]:
+    """The sources that have at least one chunk matching ``expr`` (a deployment's scope)."""
+    rows = _query_all(client, collection, expr, [source_field])
+    return {str(row[source_field]) for row in rows}
 
 
 def upsert_entries(client: MilvusClient, collection: str, entries: Iterable[CatalogEntry]) -> None:
