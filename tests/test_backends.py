@@ -453,18 +453,24 @@ class _QueryCounter:
         monkeypatch.setattr(client, "query", counted)
 
 
+def _vectorstore_similarities(
+    stores: dict[str, LookupSettings], embeddings: Any, retrieval_mode: str, k: int
+) -> tuple[VectorStorePath, list[float], dict[str, float]]:
+    """The VectorStore path on the COSINE store, the pool query's vector, and the similarity
+    of each hit of a ``retrieval_mode`` search of ``k``."""
+    runtime = LookupRuntime(stores["COSINE"], embeddings=embeddings)
+    path = runtime.path("vectorstore")
+    assert isinstance(path, VectorStorePath)
+    vector = runtime.embeddings.embed_query(POOL_QUERY)
+    request = SearchRequest(POOL_QUERY, vector, None, k=k, retrieval_mode=retrieval_mode)
+    return path, vector, {c.evidence_key: c.score_label.similarity for c in path.search(request)}
+
+
 @pytest.mark.parametrize("retrieval_mode", ["hybrid", "sparse"])
 def test_vectorstore_hybrid_hits_bring_their_vectors_in_one_round_trip(
     metric_stores, real_embeddings, monkeypatch, retrieval_mode
 ):
-    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
-    path = runtime.path("vectorstore")
-    assert isinstance(path, VectorStorePath)
-    vector = runtime.embeddings.embed_query(POOL_QUERY)
-    dense = {
-        c.evidence_key: c.score_label.similarity
-        for c in path.search(SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense"))
-    }
+    path, vector, dense = _vectorstore_similarities(metric_stores, real_embeddings, "dense", 50)
     counter = _QueryCounter(path.dense_store.client, monkeypatch)
     hits = path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode=retrieval_mode))
     assert hits
@@ -480,14 +486,7 @@ def test_vectorstore_hybrid_fetches_vectors_when_the_store_omits_them(
     """Were langchain-milvus to drop the vectors again, one query by key fills them in."""
     from langchain_milvus import Milvus
 
-    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
-    path = runtime.path("vectorstore")
-    assert isinstance(path, VectorStorePath)
-    vector = runtime.embeddings.embed_query(POOL_QUERY)
-    expected = {
-        c.evidence_key: c.score_label.similarity
-        for c in path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="hybrid"))
-    }
+    path, vector, expected = _vectorstore_similarities(metric_stores, real_embeddings, "hybrid", 10)
     store = path.hybrid_store
     monkeypatch.setattr(store, "_get_output_fields", lambda: Milvus._get_output_fields(store))
     counter = _QueryCounter(path.dense_store.client, monkeypatch)
@@ -940,9 +939,9 @@ def test_l0_hints_stay_within_the_deployment_scope(tmp_path, real_embeddings):
 
     def hints(scope: dict | None) -> list[str]:
         scoped = settings.model_copy(update={"default_filter": scope})
-        result = build_lookup_graph(scoped, embeddings=real_embeddings).invoke(
-            {"query": question}
-        )["result"]
+        result = build_lookup_graph(scoped, embeddings=real_embeddings).invoke({"query": question})[
+            "result"
+        ]
         return result.l0_hints.matched_titles
 
     assert set(hints(None)) == {"Kafka consumer lag", "Redis eviction storm"}
