@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
+    chunking_signature,
     cjk_ratio,
     embedding_text,
 )
@@ -257,11 +258,17 @@ def _ingest(
     client = open_client(settings)
     catalog_name = ensure_catalog_collection(client, settings)
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
-    changed = [
-        d
-        for d in docs
-        if known.get(d.source) is None or known[d.source].content_hash != d.content_hash
-    ]
+    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
+
+    def unchanged(doc: KnowledgeDocument) -> bool:
+        entry = known.get(doc.source)
+        return (
+            entry is not None
+            and entry.content_hash == doc.content_hash
+            and entry.chunking == signature  # chunk size or the chunker changed: re-chunk
+        )
+
+    changed = [d for d in docs if not unchanged(d)]
     changed_sources = {d.source for d in changed}
     report.unchanged = [d.source for d in docs if d.source not in changed_sources]
 
@@ -315,6 +322,7 @@ def _write_documents(
     """Embed and write documents in groups; a group's catalog entries are written last."""
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
+    chunking = chunking_signature(settings.chunk_size, settings.chunk_overlap)
 
     def flush_group() -> None:
         nonlocal group_chunks
@@ -341,7 +349,7 @@ def _write_documents(
         report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
         entries = []
         for doc, chunks in group:
-            entries.append(CatalogEntry.from_document(doc, len(chunks)))
+            entries.append(CatalogEntry.from_document(doc, len(chunks), chunking))
             report.indexed.append(doc.source)
             report.chunks_written += len(chunks)
         upsert_entries(client, catalog_name, entries)

@@ -350,3 +350,42 @@ def test_default_data_folder_is_created_on_first_use(tmp_path, real_embeddings):
     assert isinstance(report, IngestReport)
     assert report.chunks_written == 1
     assert (data_dir / "milvus.db").exists()
+
+
+# --- HTML comments and the chunking signature ---------------------------------------------
+
+LICENSED = (
+    "---\ntitle: Rate limiting\n---\n\n<!--\n#\n# Licensed to the Apache Software Foundation\n"
+    "# limitations under the License.\n#\n-->\n\n## Enable it\n\n"
+    f"Turn on limit-count on the route. {FILLER}\n\n"
+    "```html\n<!-- an example comment stays -->\n```\n"
+)
+
+
+def test_html_comments_are_not_headings_or_content(kb_settings, tmp_path, real_embeddings):
+    """A license header in an HTML comment (lines starting with #) is not a section, and the
+    comment is not indexed; a comment inside a code fence is code and stays."""
+    kb = tmp_path / "kb"
+    write(kb, "gateway/rate.md", LICENSED)
+    ingest_folder(kb, kb_settings, embeddings=real_embeddings)
+    rows = chunk_rows(kb_settings, "gateway/rate.md")
+    assert rows
+    for row in rows:
+        assert "Licensed to" not in row["text"]
+        assert "limitations under the License" not in row["metadata"]["breadcrumb"]
+    assert rows[0]["metadata"]["breadcrumb"] == "Rate limiting > Enable it"
+    assert any("<!-- an example comment stays -->" in r["text"] for r in rows)
+
+
+def test_changing_the_chunk_size_rechunks_unchanged_files(kb_settings, tmp_path, real_embeddings):
+    kb = tmp_path / "kb"
+    write(kb, "a.md", long_doc("Alpha runbook", 3))
+    first = ingest_folder(kb, kb_settings, embeddings=real_embeddings)
+    assert first.indexed == ["a.md"]
+    assert ingest_folder(kb, kb_settings, embeddings=real_embeddings).unchanged == ["a.md"]
+    smaller = kb_settings.model_copy(update={"chunk_size": kb_settings.chunk_size // 2})
+    again = ingest_folder(kb, smaller, embeddings=real_embeddings)
+    assert again.indexed == ["a.md"]  # same bytes, chunked another way: written again
+    assert again.chunks_written > first.chunks_written
+    assert len(chunk_rows(smaller, "a.md")) == again.chunks_written  # no stale chunk left
+    assert catalog(smaller)["a.md"].chunking == f"v2/{smaller.chunk_size}/{smaller.chunk_overlap}"

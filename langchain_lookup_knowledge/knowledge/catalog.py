@@ -20,10 +20,13 @@ class CatalogEntry:
     aliases: tuple[str, ...] = ()
     content_hash: str = ""
     chunk_count: int = 0
+    chunking: str = ""  # chunking_signature the chunks were made with ("": before signatures)
 
     @classmethod
-    def from_document(cls, doc: KnowledgeDocument, chunk_count: int) -> CatalogEntry:
-        """The catalog entry of a parsed document."""
+    def from_document(
+        cls, doc: KnowledgeDocument, chunk_count: int, chunking: str = ""
+    ) -> CatalogEntry:
+        """The catalog entry of a parsed document (chunked as ``chunking`` says)."""
         return cls(
             source=doc.source,
             title=doc.title,
@@ -33,6 +36,7 @@ class CatalogEntry:
             aliases=doc.aliases,
             content_hash=doc.content_hash,
             chunk_count=chunk_count,
+            chunking=chunking,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -47,6 +51,7 @@ class CatalogEntry:
                 "keywords": list(self.keywords),
                 "entities": list(self.entities),
                 "aliases": list(self.aliases),
+                "chunking": self.chunking,
             },
         }
 
@@ -63,4 +68,5 @@ class CatalogEntry:
             aliases=tuple(info.get("aliases") or ()),
             content_hash=str(row.get("content_hash") or ""),
             chunk_count=int(row.get("chunk_count") or 0),
+            chunking=str(info.get("chunking") or ""),
         )

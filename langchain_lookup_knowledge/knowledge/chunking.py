@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from langchain_lookup_knowledge.knowledge.documents import _HEADING, KnowledgeDocument
 
 BREADCRUMB_SEPARATOR = " > "
+CHUNKING_VERSION = 2
+"""Bumped whenever the same file would be chunked differently (2: HTML comments dropped)."""
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -35,6 +37,16 @@ class Chunk:
     breadcrumb: str
     category: str
     text: str
+
+
+def chunking_signature(chunk_size: int, chunk_overlap: int) -> str:
+    """How a document was chunked; a document chunked another way is re-ingested.
+
+    Example:
+        >>> chunking_signature(1000, 150)
+        'v2/1000/150'
+    """
+    return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}"
 
 
 def evidence_key(source: str, ordinal: int) -> str:

@@ -97,6 +97,41 @@ def split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
     return {str(k): v for k, v in data.items()}, text[match.end() :]
 
 
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def strip_html_comments(body: str) -> str:
+    r"""``body`` without its HTML comments (``<!-- ... -->``), which markdown never renders.
+
+    Comments inside code fences are code and stay. Lines starting with ``#`` inside a comment
+    (a license header) would otherwise read as headings.
+
+    Example:
+        >>> strip_html_comments("<!--\n# Licensed to ...\n-->\n## Why\nText")
+        '\n## Why\nText'
+    """
+    if "<!--" not in body:
+        return body
+    out: list[str] = []
+    prose: list[str] = []
+    in_fence = False
+
+    def flush() -> None:
+        if prose:
+            out.append(_HTML_COMMENT.sub("", "".join(prose)))
+            prose.clear()
+
+    for line in body.splitlines(keepends=True):
+        fence = line.lstrip().startswith(("```", "~~~"))
+        if fence and not in_fence:
+            flush()
+        (out if in_fence or fence else prose).append(line)
+        if fence:
+            in_fence = not in_fence
+    flush()
+    return "".join(out)
+
+
 def first_heading(body: str) -> str | None:
     """The text of the first markdown heading outside code fences."""
     in_fence = False
@@ -135,6 +170,7 @@ def parse_document(raw: bytes, source: str) -> KnowledgeDocument:
     if not text.strip():
         raise UnreadableFileError("empty file")
     meta, body = split_frontmatter(text, source)
+    body = strip_html_comments(body)
     if not body.strip():
         raise UnreadableFileError("no content after the frontmatter")
     parts = PurePosixPath(source).parts
