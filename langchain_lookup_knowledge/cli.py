@@ -81,7 +81,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     """Index a markdown folder."""
     from langchain_lookup_knowledge.ingest import ingest_folder
 
-    settings = _settings(args)
+    settings = _settings(
+        args, categories_file=args.categories, categories_column=args.category_column
+    )
     report = ingest_folder(
         args.path, settings, prune=args.prune, show_progress=None if not args.json else False
     )
@@ -207,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("path", help="knowledge folder")
     _add_store_args(ingest)
     ingest.add_argument("--prune", action="store_true", help="remove files that disappeared")
+    ingest.add_argument(
+        "--categories",
+        metavar="FILE",
+        help="TSV/CSV mapping each file's path (relative to the folder) to its category",
+    )
+    ingest.add_argument(
+        "--category-column", help="the categories file's category column (default: second)"
+    )
     ingest.add_argument("--json", action="store_true", help="print the summary as JSON")
     ingest.set_defaults(func=cmd_ingest)
 

@@ -28,6 +28,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
@@ -191,11 +192,16 @@ def ingest_folder(
     root = root.resolve()
     report = IngestReport(path=str(root), collection=settings.collection)
 
+    categories = (
+        load_category_map(settings.categories_file, settings.categories_column)
+        if settings.categories_file
+        else None
+    )
     files = list(iter_markdown_files(root))
     report.files_seen = len(files)
     docs: list[KnowledgeDocument] = []
     for file in files:
-        loaded = load_document(file, root, settings.max_file_bytes)
+        loaded = load_document(file, root, settings.max_file_bytes, categories)
         if isinstance(loaded, SkippedFile):
             report.skipped.append(loaded)
             logger.info("skipped %s: %s", loaded.source, loaded.reason)
@@ -266,6 +272,7 @@ def _ingest(
             entry is not None
             and entry.content_hash == doc.content_hash
             and entry.chunking == signature  # chunk size or the chunker changed: re-chunk
+            and entry.category == doc.category  # e.g. a categories file changed
         )
 
     changed = [d for d in docs if not unchanged(d)]

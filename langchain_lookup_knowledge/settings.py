@@ -205,6 +205,16 @@ class LookupSettings(BaseSettings):
     sidecar_timeout_s: float = Field(default=2.0, gt=0, description="Sidecar time bound.")
 
     # --- ingestion -----------------------------------------------------------------------
+    categories_file: Path | None = Field(
+        default=None,
+        description="TSV/CSV with a 'path' column (relative to the ingested folder) and a "
+        "category column: categories kept outside the files (a sidebar, a table of contents).",
+    )
+    categories_column: str | None = Field(
+        default=None,
+        description="The categories file's category column (default: 'category', else the "
+        "second column).",
+    )
     chunk_size: int = Field(
         default=1000,
         ge=200,

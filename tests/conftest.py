@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 RUNBOOKS_EN = SHARED_DATA / "runbooks-en" / "content" / "runbooks"
 RUNBOOKS_ZH = SHARED_DATA / "runbooks-zh" / "content.zh" / "runbooks"
+TIDB_ZH = SHARED_DATA / "tidb-docs-zh"
 SAMPLE_KB = REPO / "langchain_lookup_knowledge" / "sample_kb"
 
 

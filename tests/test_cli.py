@@ -325,3 +325,22 @@ def test_milvus_lite_unimplemented_rpc_tracebacks_stay_off_the_terminal(tmp_path
 
     assert not _unimplemented_rpc_filter(record(NotImplementedError("Method not implemented!")))
     assert _unimplemented_rpc_filter(record(RuntimeError("disk full")))
+
+
+def test_ingest_categories_file_from_the_command_line(tmp_path):
+    kb = write(tmp_path, "kb/backup.md", "# Backup\n\nHow to back up the cluster.\n").parent
+    write(tmp_path, "toc.tsv", "path\ttoc_section\nbackup.md\tOperations\n")
+    db = tmp_path / "m.db"
+    code, out, err = run_main(
+        ["ingest", str(kb), "--uri", str(db), "--categories", str(tmp_path / "toc.tsv"), "--json"]
+    )
+    assert code == 0, err
+    assert json.loads(out.splitlines()[-1])["indexed"] == 1
+    code, out, _ = run_main(["query", "--uri", str(db), "--json", "--no-record", "backup"])
+    assert code == 0
+    assert json.loads(out.splitlines()[-1])["evidenceBlocks"][0]["category"] == "Operations"
+
+    missing = tmp_path / "nope.tsv"
+    proc = run_script("ingest", str(kb), "--uri", str(db), "--categories", str(missing))
+    assert proc.returncode == 2
+    assert_one_line_error(proc.stderr, "categories file not found", str(missing))

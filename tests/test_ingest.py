@@ -3,6 +3,7 @@ categories, chunk identity, incremental runs, prune, and every kind of bad file.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,10 @@ from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from conftest import TIDB_ZH, require_shared
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
+    from tests.conftest import TIDB_ZH, require_shared
     from tests.kb_helpers import write
 
 FILLER = (
@@ -389,3 +392,87 @@ def test_changing_the_chunk_size_rechunks_unchanged_files(kb_settings, tmp_path,
     assert again.chunks_written > first.chunks_written
     assert len(chunk_rows(smaller, "a.md")) == again.chunks_written  # no stale chunk left
     assert catalog(smaller)["a.md"].chunking == f"v2/{smaller.chunk_size}/{smaller.chunk_overlap}"
+
+
+# --- categories from a side file ----------------------------------------------------------
+
+
+def test_categories_file_sets_categories_frontmatter_still_wins(
+    kb_settings, tmp_path, real_embeddings
+):
+    kb = tmp_path / "kb"
+    write(kb, "backup.md", f"# Backup\n\n{FILLER}\n")
+    write(kb, "ops/own.md", f"---\ncategory: storage\n---\n# Own\n\n{FILLER}\n")
+    write(kb, "ops/unnamed.md", f"# Unnamed\n\n{FILLER}\n")
+    write(kb, "faq.md", f"# FAQ\n\n{FILLER}\n")
+    table = write(
+        tmp_path,
+        "toc.tsv",
+        "path\ttoc_section\ttitle\n"
+        "backup.md\t运维操作\tBackup\n"
+        "ops/own.md\tIgnored\tOwn\n"
+        "faq.md\t\tFAQ\n"
+        "gone.md\tNowhere\tGone\n",
+    )
+    settings = kb_settings.model_copy(update={"categories_file": table})
+    ingest_folder(kb, settings, embeddings=real_embeddings)
+    categories = {source: e.category for source, e in catalog(settings).items()}
+    assert categories == {
+        "backup.md": "运维操作",  # from the table (second column)
+        "ops/own.md": "storage",  # its frontmatter wins
+        "ops/unnamed.md": "ops",  # not in the table: its folder
+        "faq.md": "",  # empty cell, top-level file: no category
+    }
+    assert {r["category"] for r in chunk_rows(settings, "backup.md")} == {"运维操作"}
+
+    # The table changes, the files do not: the re-categorized file is written again.
+    csv_table = write(tmp_path, "toc.csv", "path,category\nbackup.md,Operations\n")
+    again = ingest_folder(
+        kb, settings.model_copy(update={"categories_file": csv_table}), embeddings=real_embeddings
+    )
+    assert again.indexed == ["backup.md"]
+    assert {r["category"] for r in chunk_rows(settings, "backup.md")} == {"Operations"}
+
+
+@pytest.mark.parametrize(
+    ("content", "column", "message"),
+    [
+        (None, None, "categories file not found"),
+        ("file\tcategory\na.md\tx\n", None, "no 'path' column (columns: file, category)"),
+        ("path\tsection\na.md\tx\n", "sidebar", "no column 'sidebar' (columns: path, section)"),
+    ],
+)
+def test_bad_categories_file_is_a_clear_error(
+    kb_settings, tmp_path, real_embeddings, content, column, message
+):
+    kb = tmp_path / "kb"
+    write(kb, "a.md", f"# A\n\n{FILLER}\n")
+    table = tmp_path / "toc.tsv"
+    if content is not None:
+        table.write_text(content, encoding="utf-8")
+    settings = kb_settings.model_copy(
+        update={"categories_file": table, "categories_column": column}
+    )
+    with pytest.raises(ConfigurationError, match=re.escape(message)):
+        ingest_folder(kb, settings, embeddings=real_embeddings)
+    assert not open_client(settings).has_collection(settings.collection)  # nothing half-written
+
+
+def test_tidb_docs_take_their_toc_section_as_category(kb_settings, tmp_path, real_embeddings):
+    """The real TiDB docs keep their sections in toc_categories.tsv, not in the files."""
+    tidb = require_shared(TIDB_ZH)
+    kb = tmp_path / "tidb"
+    names = ["analyze-slow-queries.md", "alert-rules.md", "agg-distinct-optimization.md"]
+    for name in names:
+        write(kb, name, (tidb / name).read_bytes())
+    table = tidb / "toc_categories.tsv"
+    expected = {}
+    for line in table.read_text(encoding="utf-8").splitlines()[1:]:
+        cells = line.split("\t")
+        if cells[0] in names:
+            expected[cells[0]] = cells[1]
+    settings = kb_settings.model_copy(update={"categories_file": table})
+    ingest_folder(kb, settings, embeddings=real_embeddings)
+    got = {source: e.category for source, e in catalog(settings).items()}
+    assert got == expected
+    assert got["analyze-slow-queries.md"] == "故障诊断"

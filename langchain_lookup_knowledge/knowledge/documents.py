@@ -158,8 +158,13 @@ def decode_knowledge_bytes(raw: bytes) -> str:
         ) from exc
 
 
-def parse_document(raw: bytes, source: str) -> KnowledgeDocument:
+def parse_document(
+    raw: bytes, source: str, default_category: str | None = None
+) -> KnowledgeDocument:
     """Parse a knowledge file's bytes. ``source`` is the relative POSIX path.
+
+    Category: the frontmatter's ``category``/``domain``, else ``default_category`` (from a
+    categories file), else the first folder of ``source``.
 
     Example:
         >>> doc = parse_document(b"---\\ntitle: Disk full\\n---\\nFree space.", "node/disk.md")
@@ -175,7 +180,11 @@ def parse_document(raw: bytes, source: str) -> KnowledgeDocument:
         raise UnreadableFileError("no content after the frontmatter")
     parts = PurePosixPath(source).parts
     folder_category = parts[0] if len(parts) > 1 else ""
-    category = _as_text(meta.get("category", meta.get("domain"))) or folder_category
+    category = (
+        _as_text(meta.get("category", meta.get("domain")))
+        or (default_category or "").strip()
+        or folder_category
+    )
     title = _as_text(meta.get("title")) or first_heading(body) or Path(source).stem
     keywords = _as_terms(meta.get("keywords"), "keywords", source) + tuple(
         t for t in _as_terms(meta.get("tags"), "tags", source)

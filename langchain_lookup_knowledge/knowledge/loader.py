@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +33,13 @@ def iter_markdown_files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def load_document(path: Path, root: Path, max_bytes: int) -> KnowledgeDocument | SkippedFile:
-    """Parse one file, or say why it is skipped (too big, binary, not UTF-8, empty, bad YAML)."""
+def load_document(
+    path: Path, root: Path, max_bytes: int, categories: Mapping[str, str] | None = None
+) -> KnowledgeDocument | SkippedFile:
+    """Parse one file, or say why it is skipped (too big, binary, not UTF-8, empty, bad YAML).
+
+    ``categories``: a categories file's mapping (relative path -> category), if any.
+    """
     source = path.relative_to(root).as_posix()
     try:
         size = path.stat().st_size
@@ -44,6 +49,6 @@ def load_document(path: Path, root: Path, max_bytes: int) -> KnowledgeDocument |
     except OSError as exc:
         return SkippedFile(source, f"cannot read file: {exc.strerror or exc}")
     try:
-        return parse_document(raw, source)
+        return parse_document(raw, source, (categories or {}).get(source))
     except UnreadableFileError as exc:
         return SkippedFile(source, str(exc))
