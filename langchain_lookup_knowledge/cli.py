@@ -250,6 +250,10 @@ def _unimplemented_rpc_filter(record: logging.LogRecord) -> bool:
     return not isinstance(exc, NotImplementedError)
 
 
+def _warnings_and_above(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
     # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
@@ -270,6 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for noisy in ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx"):
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
         logging.getLogger("grpc._server").addFilter(_unimplemented_rpc_filter)
+        # jieba (Milvus Lite's Chinese analyzer) sets its own logger to DEBUG when imported;
+        # a filter on the logger outlives that.
+        logging.getLogger("jieba").addFilter(_warnings_and_above)
     try:
         return int(args.func(args))
     except LookupKnowledgeError as exc:

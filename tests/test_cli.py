@@ -344,3 +344,14 @@ def test_ingest_categories_file_from_the_command_line(tmp_path):
     proc = run_script("ingest", str(kb), "--uri", str(db), "--categories", str(missing))
     assert proc.returncode == 2
     assert_one_line_error(proc.stderr, "categories file not found", str(missing))
+
+
+def test_chinese_ingest_keeps_jieba_chatter_off_the_terminal(tmp_path):
+    """Milvus Lite's jieba analyzer logs its dictionary loading at DEBUG on import."""
+    kb = tmp_path / "kb"
+    write(kb, "db/连接.md", "# 数据库连接数满了\n\n检查连接池配置，调大最大连接数。\n")
+    write(kb, "node/磁盘.md", "# 节点磁盘满了\n\n清理镜像和日志，扩容磁盘，检查驱逐阈值。\n")
+    proc = run_script("ingest", str(kb), "--uri", str(tmp_path / "zh.db"))
+    assert proc.returncode == 0, proc.stderr
+    assert "jieba" not in proc.stderr
+    assert "prefix dict" not in proc.stderr
