@@ -947,3 +947,31 @@ def test_l0_hints_stay_within_the_deployment_scope(tmp_path, real_embeddings):
     assert set(hints(None)) == {"Kafka consumer lag", "Redis eviction storm"}
     assert hints({'metadata["tenant"]': "a"}) == ["Kafka consumer lag"]
     assert hints({'metadata["tenant"]': "b"}) == ["Redis eviction storm"]
+
+
+def test_chinese_off_topic_question_finds_no_evidence(tmp_path, real_embeddings):
+    """A Chinese question goes to BM25 (jieba) alone under the English-only embedder; BM25
+    then matches a particle such as 的 in every chunk. Without a term of the question in
+    it, such a hit is no evidence: an off-topic question gets found=false."""
+    kb = tmp_path / "zh"
+    docs = {
+        "db/连接池.md": "# 数据库连接池耗尽\n\n连接数满了的时候，先看连接池的配置，再查慢查询。\n",
+        "node/节点.md": "# 节点 NotReady\n\n节点的 kubelet 停了，检查节点的磁盘和内存。\n",
+        "net/证书.md": "# 证书过期\n\nTLS 证书的有效期到了，续签证书并重启入口。\n",
+    }
+    for rel, text in docs.items():
+        write(kb, rel, text)
+    settings = lite_settings(tmp_path, "zh_kb")
+    report = ingest_folder(kb, settings, embeddings=real_embeddings)
+    assert report.bm25
+    graph = build_lookup_graph(settings, embeddings=real_embeddings)
+    assert graph.lookup_runtime.layout.analyzer == "jieba"
+
+    off_topic = graph.invoke({"query": "巧克力蛋糕的做法"})["result"]
+    assert off_topic.retrieval_trace.retrieval_mode == "sparse"
+    assert off_topic.found is False
+    assert off_topic.evidence_status == "no_evidence"
+
+    on_topic = graph.invoke({"query": "数据库连接数满了怎么办"})["result"]
+    assert on_topic.found is True
+    assert on_topic.evidence_blocks[0].source == "db/连接池.md"

@@ -7,7 +7,10 @@ Order of the steps (each one counted in :class:`EvidenceSelection`):
    candidate gives the score, score label and content; hit reasons are the union of all of
    them (the best one's first), identical reasons kept once. Equal sources with different keys
    stay separate blocks.
-2. Drop blocks whose normalized similarity (of the best candidate) is below ``min_similarity``.
+2. Drop blocks whose normalized similarity (of the best candidate) is below ``min_similarity``,
+   and BM25-only blocks (``kind="sparse"``: BM25 alone, e.g. a Chinese question the English-only
+   embedder cannot read) that contain none of the question's significant terms: BM25 found them
+   through a stopword or particle alone (``的``), and the dense similarity cannot vouch for them.
 3. Keep at most ``per_document_cap`` blocks per source, in rank order.
 4. Keep the first ``top_k``.
 """
@@ -29,6 +32,7 @@ from langchain_lookup_knowledge.pipeline.rerank import ScoredCandidate
 __all__ = ["EvidenceSelection", "build_evidence_blocks"]
 
 L1_REASON = "l1_similarity"
+COVERAGE_REASON = "query_term_coverage"
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class EvidenceSelection:
         final_count: ``len(blocks)``.
         rerank_trace: One entry per returned block (rank, scores, boosts).
         dropped_by_top_k: Blocks beyond ``top_k``.
+        dropped_without_query_terms: BM25-only blocks with none of the question's terms.
     """
 
     blocks: list[EvidenceBlock] = field(default_factory=list)
@@ -54,6 +59,7 @@ class EvidenceSelection:
     final_count: int = 0
     rerank_trace: list[RerankEntry] = field(default_factory=list)
     dropped_by_top_k: int = 0
+    dropped_without_query_terms: int = 0
 
     def counts(self) -> dict[str, int]:
         """The step counts, for ``retrieval_details`` and the retrieval trace."""
@@ -61,6 +67,7 @@ class EvidenceSelection:
             "candidate_count": self.candidate_count,
             "deduplicated_count": self.deduplicated_count,
             "dropped_low_similarity": self.dropped_low_similarity,
+            "dropped_without_query_terms": self.dropped_without_query_terms,
             "dropped_by_cap": self.dropped_by_cap,
             "dropped_by_top_k": self.dropped_by_top_k,
             "final_count": self.final_count,
@@ -85,6 +92,13 @@ def _layer(reasons: Sequence[HitReason], l0_participated: bool) -> RetrievalLaye
     if l0_participated and any(r.kind.startswith("l0_") for r in reasons):
         return "L0+L1"
     return "L1"
+
+
+def _has_lexical_support(best: ScoredCandidate, reasons: Sequence[HitReason]) -> bool:
+    """A BM25-only hit must contain a significant term of the question; others pass."""
+    if best.candidate.score_label.kind != "sparse":
+        return True
+    return any(r.kind == COVERAGE_REASON and r.contribution > 0 for r in reasons)
 
 
 def build_evidence_blocks(
@@ -138,11 +152,12 @@ def build_evidence_blocks(
     merged = sorted((_merge(group) for group in groups.values()), key=lambda m: m[0].sort_key())
 
     # The floor is on the dense similarity, whatever the rerank base mixes in (hybrid rank).
-    usable = [
+    similar = [
         (best, reasons)
         for best, reasons in merged
         if best.candidate.score_label.similarity >= min_similarity
     ]
+    usable = [(best, reasons) for best, reasons in similar if _has_lexical_support(best, reasons)]
     per_source: dict[str, int] = defaultdict(int)
     capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
     for best, reasons in usable:
@@ -184,7 +199,8 @@ def build_evidence_blocks(
         blocks=blocks,
         candidate_count=len(scored),
         deduplicated_count=len(merged),
-        dropped_low_similarity=len(merged) - len(usable),
+        dropped_low_similarity=len(merged) - len(similar),
+        dropped_without_query_terms=len(similar) - len(usable),
         dropped_by_cap=len(usable) - len(capped),
         final_count=len(blocks),
         rerank_trace=trace,

@@ -131,3 +131,34 @@ def test_counts_of_an_empty_input_are_zero() -> None:
 def test_limits_below_one_are_rejected(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         select([], **{field: 0})  # type: ignore[arg-type]
+
+
+def bm25_hit(key: str, content: str, similarity: float = 0.4) -> Candidate:
+    """A hit of BM25 alone (sparse mode), as a Chinese question under the English-only
+    embedder gets: its similarity is the embedder's (unreliable) cosine."""
+    label = ScoreLabel(
+        path="sdk",
+        metric="BM25",
+        raw=3.2,
+        similarity=similarity,
+        formula="rank",
+        kind="sparse",
+        rank_score=1.0,
+    )
+    return Candidate(
+        evidence_key=key, source=key.split("#")[0], content=content, rank=1, score_label=label
+    )
+
+
+def test_bm25_only_hits_need_a_term_of_the_question() -> None:
+    """BM25 matched the particle 的 alone: no significant term of the question, no evidence;
+    a hit that shares a term stays, and dense hits are judged by their similarity only."""
+    question = "巧克力蛋糕的做法"
+    particle_only = bm25_hit("k8s/api.md#1", "检查 API 的错误预算消耗")
+    on_topic = bm25_hit("food/cake.md#0", "蛋糕的做法：先把巧克力融化")
+    dense = candidate("k8s/node.md#0", 0.5)  # no term of the question, but dense-judged
+    selection = select(rerank([particle_only, on_topic, dense], question, None))
+    assert [b.evidence_key for b in selection.blocks] == ["food/cake.md#0", "k8s/node.md#0"]
+    assert selection.dropped_without_query_terms == 1
+    assert selection.counts()["dropped_without_query_terms"] == 1
+    assert select(rerank([particle_only], question, None)).blocks == []
