@@ -291,7 +291,15 @@ def _ingest(
         progress = _Progress(len(changed), enabled, on_progress)
         try:
             _write_documents(
-                client, settings, layout, catalog_name, changed, embedder, report, progress
+                client,
+                settings,
+                layout,
+                catalog_name,
+                changed,
+                embedder,
+                report,
+                progress,
+                chunking=signature,
             )
         finally:
             progress.close()
@@ -325,11 +333,15 @@ def _write_documents(
     embedder: Embeddings,
     report: IngestReport,
     progress: _Progress,
+    *,
+    chunking: str,
 ) -> None:
-    """Embed and write documents in groups; a group's catalog entries are written last."""
+    """Embed and write documents in groups; a group's catalog entries are written last.
+
+    ``chunking``: the chunking signature recorded in each catalog entry.
+    """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
-    chunking = chunking_signature(settings.chunk_size, settings.chunk_overlap)
 
     def flush_group() -> None:
         nonlocal group_chunks

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from langchain_lookup_knowledge.knowledge.documents import _HEADING, KnowledgeDocument
+from langchain_lookup_knowledge.knowledge.documents import _HEADING, KnowledgeDocument, is_fence
 
 BREADCRUMB_SEPARATOR = " > "
 CHUNKING_VERSION = 2
@@ -79,7 +79,7 @@ def split_sections(body: str, title: str) -> list[Section]:
         lines.clear()
 
     for line in body.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
+        if is_fence(line):
             in_fence = not in_fence
         match = None if in_fence else _HEADING.match(line)
         if match:

@@ -100,6 +100,11 @@ def split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
+def is_fence(line: str) -> bool:
+    """Whether ``line`` opens or closes a markdown code fence (``` or ~~~)."""
+    return line.lstrip().startswith(("```", "~~~"))
+
+
 def strip_html_comments(body: str) -> str:
     r"""``body`` without its HTML comments (``<!-- ... -->``), which markdown never renders.
 
@@ -122,7 +127,7 @@ def strip_html_comments(body: str) -> str:
             prose.clear()
 
     for line in body.splitlines(keepends=True):
-        fence = line.lstrip().startswith(("```", "~~~"))
+        fence = is_fence(line)
         if fence and not in_fence:
             flush()
         (out if in_fence or fence else prose).append(line)
@@ -136,7 +141,7 @@ def first_heading(body: str) -> str | None:
     """The text of the first markdown heading outside code fences."""
     in_fence = False
     for line in body.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
+        if is_fence(line):
             in_fence = not in_fence
             continue
         if not in_fence:

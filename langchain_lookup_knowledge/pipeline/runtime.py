@@ -17,6 +17,7 @@ from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusException
 
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
@@ -125,24 +126,24 @@ class LookupRuntime:
             now = time.monotonic()
             if self._matcher is None or now - self._matcher_loaded_at > CATALOG_TTL_S:
                 entries = load_catalog(self.client, self.settings.resolved_catalog_collection)
-                scope = filter_to_expr(self.settings.default_filter)
-                if scope and entries:
-                    layout = self.layout
-                    source_field = layout.source_field
-                    if source_field is None:  # no source column: hints cannot be scoped
-                        entries = []
-                    else:
-                        try:
-                            allowed = sources_in_scope(
-                                self.client, layout.name, source_field, scope
-                            )
-                        except MilvusException as exc:  # no hints rather than unscoped ones
-                            logger.warning("L0 catalog not scoped to default_filter: %s", exc)
-                            allowed = set()
-                        entries = [e for e in entries if e.source in allowed]
-                self._matcher = L0Matcher(entries)
+                self._matcher = L0Matcher(self._in_scope(entries))
                 self._matcher_loaded_at = now
             return self._matcher
+
+    def _in_scope(self, entries: list[CatalogEntry]) -> list[CatalogEntry]:
+        """The entries with chunks under ``default_filter`` (all of them without one)."""
+        scope = filter_to_expr(self.settings.default_filter)
+        if not scope or not entries:
+            return entries
+        source_field = self.layout.source_field
+        if source_field is None:  # no source column: hints cannot be scoped
+            return []
+        try:
+            allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
+        except MilvusException as exc:  # no hints rather than unscoped ones
+            logger.warning("L0 catalog not scoped to default_filter: %s", exc)
+            return []
+        return [e for e in entries if e.source in allowed]
 
     def refresh_catalog(self) -> None:
         """Forget the cached catalog (call after an ingest in the same process)."""

@@ -34,7 +34,7 @@ def bm25_search(
             search_params=SPARSE_SEARCH_PARAMS,
             limit=request.k,
             filter=request.expr or "",
-            output_fields=[*layout.scalar_fields, layout.vector_field],
+            output_fields=layout.fields_with_vector,
             timeout=timeout,
         )[0]
     )
@@ -85,9 +85,6 @@ class SdkPath:
             for rank, hit in enumerate(hits, start=1)
         ]
 
-    def _with_vectors(self) -> list[str]:
-        return [*self.layout.scalar_fields, self.layout.vector_field]
-
     def _sparse(self, request: SearchRequest) -> list[Candidate]:
         hits = bm25_search(self.client, self.layout, request, timeout=self.timeout)
         return self._scored_by_cosine(
@@ -124,7 +121,7 @@ class SdkPath:
             reqs,
             ranker,
             limit=request.k,
-            output_fields=self._with_vectors(),
+            output_fields=self.layout.fields_with_vector,
             timeout=self.timeout,
         )[0]
         return self._scored_by_cosine(

@@ -60,6 +60,11 @@ class CollectionLayout:
                 fields.append(name)
         return fields
 
+    @property
+    def fields_with_vector(self) -> list[str]:
+        """:attr:`scalar_fields` and the dense vector (for the cosine of BM25 / fused hits)."""
+        return [*self.scalar_fields, self.vector_field]
+
     def category_ref(self) -> str | None:
         """The field a category filter is put on: the scalar field, else ``<metadata>["category"]``.
 
