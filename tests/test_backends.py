@@ -975,3 +975,31 @@ def test_chinese_off_topic_question_finds_no_evidence(tmp_path, real_embeddings)
     on_topic = graph.invoke({"query": "数据库连接数满了怎么办"})["result"]
     assert on_topic.found is True
     assert on_topic.evidence_blocks[0].source == "db/连接池.md"
+
+
+@pytest.mark.parametrize("factor", [1, 3])
+def test_hybrid_lists_fetch_the_configured_factor_of_candidates(
+    metric_stores, real_embeddings, monkeypatch, factor
+):
+    """Each list of a hybrid search brings k x hybrid_fetch_factor hits to the fusion."""
+    settings = metric_stores["COSINE"].model_copy(update={"hybrid_fetch_factor": factor})
+    runtime = LookupRuntime(settings, embeddings=real_embeddings)
+    path = runtime.path("sdk")
+    limits: list[int] = []
+    real = path.client.hybrid_search
+
+    def spy(collection: str, reqs: list, *args: Any, **kwargs: Any) -> Any:
+        limits.extend(r.limit for r in reqs)
+        return real(collection, reqs, *args, **kwargs)
+
+    monkeypatch.setattr(path.client, "hybrid_search", spy)
+    request = SearchRequest.configured(
+        settings,
+        query_text=POOL_QUERY,
+        query_vector=runtime.embeddings.embed_query(POOL_QUERY),
+        expr=None,
+        k=4,
+        retrieval_mode="hybrid",
+    )
+    assert path.search(request)
+    assert limits == [4 * factor, 4 * factor]
