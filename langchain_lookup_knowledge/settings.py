@@ -186,6 +186,18 @@ class LookupSettings(BaseSettings):
     high_relevance: float = Field(default=0.62, ge=0, le=1, description="relevanceLevel high.")
     medium_relevance: float = Field(default=0.45, ge=0, le=1, description="relevanceLevel medium.")
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
+    l0_category_filter: bool = Field(
+        default=True,
+        description="Filter the first L1 attempt by the L0 domain when it is unambiguous. "
+        "False: L0 hints still boost the rerank, but never filter (``eval queries --ablate``).",
+    )
+    rerank_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Overrides of the rule rerank's boost sizes by name (``RerankWeights`` "
+        "fields: l0_title, l0_keyword, l0_alias, l0_entity, domain_match, "
+        "query_term_coverage, title_term_overlap, first_chunk, similarity_share); 0 turns a "
+        "boost off.",
+    )
     context_budget_chars: int = Field(
         default=6000, ge=200, description="Context pack budget (characters)."
     )
@@ -239,6 +251,14 @@ class LookupSettings(BaseSettings):
     def _accept_spring_ai_alias(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().lower() in {"spring-ai", "spring_ai"}:
             return "vectorstore"
+        return value
+
+    @field_validator("rerank_weights")
+    @classmethod
+    def _rerank_weights_are_known(cls, value: dict[str, float]) -> dict[str, float]:
+        from langchain_lookup_knowledge.pipeline.rerank import RerankWeights
+
+        RerankWeights.from_overrides(value)  # names the unknown field or the bad value
         return value
 
     @field_validator("collection", "catalog_collection")

@@ -44,7 +44,7 @@ from langchain_lookup_knowledge.pipeline.models import (
     RetrievalTrace,
 )
 from langchain_lookup_knowledge.pipeline.relevance import completeness_hint, relevance_level
-from langchain_lookup_knowledge.pipeline.rerank import rerank
+from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.pipeline.state import LookupInput, LookupOutput, LookupState
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
@@ -101,7 +101,7 @@ class LookupNodes:
             notes.append(f"L0 catalog unavailable: {_short(exc)}")
             match, store_down = L0Match(), True
         hints: L0Hints = match.hints
-        category = single_domain(hints)
+        category = single_domain(hints) if self.settings.l0_category_filter else None
         update: dict[str, Any] = {
             "search_text": text,
             "l0_hints": hints,
@@ -302,7 +302,8 @@ class LookupNodes:
         match = L0Match(
             hints=state.get("l0_hints") or L0Hints(), matched=state.get("l0_matched") or {}
         )
-        scored = rerank(candidates, state.get("search_text", ""), match)
+        weights = RerankWeights.from_overrides(self.settings.rerank_weights)
+        scored = rerank(candidates, state.get("search_text", ""), match, weights=weights)
         selection = build_evidence_blocks(
             scored,
             top_k=self.settings.top_k,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 from langchain_lookup_knowledge.pipeline.l0 import (
@@ -71,6 +71,24 @@ class RerankWeights:
     query_term_coverage: float = 0.08
     title_term_overlap: float = 0.05
     first_chunk: float = 0.01
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, float]) -> RerankWeights:
+        """The defaults with ``overrides`` by field name (``LookupSettings.rerank_weights``).
+
+        Raises:
+            ValueError: an unknown name, or a value out of range.
+
+        Example:
+            >>> RerankWeights.from_overrides({"first_chunk": 0}).first_chunk
+            0
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            msg = f"unknown rerank weight {unknown[0]!r}: use one of {', '.join(sorted(known))}"
+            raise ValueError(msg)
+        return cls(**dict(overrides))
 
     def __post_init__(self) -> None:
         for f in fields(self):
