@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
@@ -349,6 +350,9 @@ def _write_documents(
             return
         texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
         vectors = embedder.embed_documents(texts)
+        # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
+        keys = [c.evidence_key for _, chunks in group for c in chunks]
+        check_vectors(vectors, what="chunk", names=keys)
         rows: list[dict[str, Any]] = []
         offset = 0
         for doc, chunks in group:

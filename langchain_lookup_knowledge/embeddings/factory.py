@@ -6,6 +6,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
+from langchain_lookup_knowledge.embeddings.validation import ValidatedEmbeddings
 from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -128,4 +129,5 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
         )
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
-    return CachedQueryEmbeddings(inner, maxsize=settings.query_cache_size)
+    # NaN, infinite or all-zero vectors are refused (at ingest and at query), never stored.
+    return CachedQueryEmbeddings(ValidatedEmbeddings(inner), maxsize=settings.query_cache_size)
