@@ -10,11 +10,14 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_serializer, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from langchain_lookup_knowledge.redaction import mask_url
 
 DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
 # A CJK character is about one term of a question; a Latin word is one term.
@@ -24,6 +27,7 @@ _LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
 RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
+_URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
 
 
 CANDIDATES_PER_BLOCK = 3
@@ -245,6 +249,16 @@ class LookupSettings(BaseSettings):
         description="SQLAlchemy URL for tool_invocation (postgresql+psycopg://...). "
         "Default: sqlite:///<data_dir>/invocations.sqlite3.",
     )
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # repr / str show a URL's user, never its password.
+        for name, value in super().__repr_args__():
+            yield name, mask_url(value) if name in _URL_FIELDS and isinstance(value, str) else value
+
+    @field_serializer(*_URL_FIELDS)
+    def _mask_url_password(self, value: str | None) -> str | None:
+        # model_dump / model_dump_json show a URL's user, never its password.
+        return mask_url(value)
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -27,7 +27,6 @@ from langgraph.graph.state import CompiledStateGraph
 
 from langchain_lookup_knowledge.errors import (
     EmbeddingError,
-    InvalidQueryError,
     LookupKnowledgeError,
     StoreUnavailableError,
 )
@@ -47,6 +46,7 @@ from langchain_lookup_knowledge.pipeline.relevance import completeness_hint, rel
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.pipeline.state import LookupInput, LookupOutput, LookupState
+from langchain_lookup_knowledge.query_text import clean_query_text
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
 from langchain_lookup_knowledge.retrieval.traced import traced_search
@@ -57,24 +57,10 @@ logger = logging.getLogger(__name__)
 
 NO_EVIDENCE_MESSAGE = "No knowledge evidence was found for this question."
 UNAVAILABLE_MESSAGE = "Knowledge retrieval unavailable: {error}"
-_CONTROL = {chr(c) for c in range(32)} - {"\n", "\t"}
 
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000.0, 3)
-
-
-def _clean_query(query: Any, max_chars: int) -> tuple[str, list[str]]:
-    if not isinstance(query, str):
-        raise InvalidQueryError(f"query must be a string, got {type(query).__name__}")
-    text = "".join(" " if ch in _CONTROL else ch for ch in query).strip()
-    if not text:
-        raise InvalidQueryError("query is empty: ask a question in words")
-    notes = []
-    if len(text) > max_chars:
-        notes.append(f"query truncated from {len(text)} to {max_chars} characters")
-        text = text[:max_chars]
-    return text, notes
 
 
 class LookupNodes:
@@ -88,7 +74,7 @@ class LookupNodes:
     def transform_query(self, state: LookupState, config: RunnableConfig) -> dict[str, Any]:
         """L0 hints, the filter decision, and the query vector (computed once per lookup)."""
         start = time.perf_counter()
-        text, notes = _clean_query(state.get("query"), self.settings.max_query_chars)
+        text, notes = clean_query_text(state.get("query"), self.settings.max_query_chars)
         # Both are authoritative (a deployment's tenant scope and a caller's own filter): ANDed.
         caller_expr = and_exprs(
             filter_to_expr(self.settings.default_filter), filter_to_expr(state.get("filters"))
