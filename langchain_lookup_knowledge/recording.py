@@ -24,6 +24,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Float,
+    Index,
     Integer,
     MetaData,
     String,
@@ -57,7 +58,34 @@ tool_invocation = Table(
     Column("retrieval_layer", String(16), nullable=True),
     Column("retrieval_details", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
     Column("error", Text, nullable=True),
+    # Indexed facts of retrieval_details, so the report aggregates in SQL (records/columns.py
+    # derives them; rows written before they existed are filled in by records/upgrade.py).
+    Column("record_version", Integer, nullable=True),
+    Column("collection", String(255), nullable=True),
+    Column("scope", Text, nullable=True),  # canonical JSON of the default_filter ("" if none)
+    Column("query_hash", String(64), nullable=True),
+    Column("relevance_level", String(16), nullable=True),
+    Column("fallback_reason", String(64), nullable=True),
+    Column("category_filter", String(255), nullable=True),
+    Column("path_fallback", String(255), nullable=True),
+    Column("error_kind", String(64), nullable=True),
+    Index("ix_tool_invocation_created_at", "created_at"),
+    Index("ix_tool_invocation_scope_created_at", "scope", "created_at"),
 )
+tool_invocation_source = Table(
+    "tool_invocation_source",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("invocation_id", Integer, nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("collection", String(255), nullable=True),
+    Column("scope", Text, nullable=True),
+    Column("source", String(1024), nullable=False),
+    Column("evidence_blocks", Integer, nullable=False),  # 0: nearest candidate, not evidence
+    Column("in_context", Boolean, nullable=False),
+    Column("similarity", Float, nullable=True),
+)
+"""One row per document a lookup cited (or came nearest to, when it found no evidence)."""
 
 
 def create_schema(engine: Engine) -> None:
@@ -69,6 +97,9 @@ def create_schema(engine: Engine) -> None:
         # duplicate pg_type row): fine if the table is there now.
         if not inspect(engine).has_table(tool_invocation.name):
             raise
+    from langchain_lookup_knowledge.records.upgrade import add_missing_columns
+
+    add_missing_columns(engine)  # a table from before the indexed columns
 
 
 def _sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
@@ -104,10 +135,25 @@ class SqlInvocationRecorder:
     """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks)."""
 
     def __init__(
-        self, url: str, *, tool_name: str = "lookup_knowledge", connect_timeout_s: float = 5.0
+        self,
+        url: str,
+        *,
+        tool_name: str = "lookup_knowledge",
+        connect_timeout_s: float = 5.0,
+        collection: str | None = None,
+        scope: dict[str, Any] | None = None,
+        record_query_text: str = "full",
+        retention_days: float | None = None,
     ) -> None:
+        from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
+        from langchain_lookup_knowledge.records.retention import AutoPrune
+
         self.url = url
         self.tool_name = tool_name
+        self.collection = collection
+        self.scope = scope
+        self.query_text = QueryTextPolicy(record_query_text)
+        self._auto_prune = AutoPrune(retention_days)
         self._connect_timeout_s = connect_timeout_s
         self._engine: Engine | None = None
         self._lock = threading.Lock()
@@ -149,11 +195,14 @@ class SqlInvocationRecorder:
         latency_ms: float | None = None,
     ) -> int | None:
         """Insert one row; ``retrieval_details`` as JSON (content already cut)."""
+        from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
+
         if latency_ms is None:
             latency_ms = sum(a.latency_ms for a in result.retrieval_trace.attempts) or None
+        query, details = self.query_text.apply(result.query, details)
         row = {
             "tool_name": self.tool_name,
-            "query": result.query,
+            "query": query,
             "created_at": datetime.now(UTC),
             "latency_ms": latency_ms,
             "found": result.found,
@@ -162,12 +211,24 @@ class SqlInvocationRecorder:
             "retrieval_details": details,
             "error": error,
         }
+        row |= indexed_values(
+            details,
+            error=error,
+            collection=self.collection,
+            scope=self.scope,
+            query_hash=self.query_text.hash(result.query),
+        )
         for attempt in range(3):
             try:
                 with self.engine.begin() as conn:
                     inserted = conn.execute(tool_invocation.insert().values(**row))
                     key = inserted.inserted_primary_key
-                    return int(key[0]) if key else None
+                    row_id = int(key[0]) if key else None
+                    sources = source_rows(row_id, row, details)
+                    if sources:
+                        conn.execute(tool_invocation_source.insert(), sources)
+                self._auto_prune.maybe_prune(self.engine)
+                return row_id
             except Exception as exc:
                 # SQLite "database is locked" under concurrent writers: retry briefly.
                 if "locked" in str(exc).lower() and attempt < 2:
@@ -186,5 +247,11 @@ class SqlInvocationRecorder:
 
 
 def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
-    """The recorder ``settings`` ask for (``invocation_db_url``)."""
-    return SqlInvocationRecorder(settings.resolved_invocation_db_url)
+    """The recorder ``settings`` ask for (``invocation_db_url``, query text, retention)."""
+    return SqlInvocationRecorder(
+        settings.resolved_invocation_db_url,
+        collection=settings.collection,
+        scope=settings.default_filter,
+        record_query_text=settings.record_query_text,
+        retention_days=settings.records_retention_days,
+    )

@@ -249,6 +249,18 @@ class LookupSettings(BaseSettings):
         description="SQLAlchemy URL for tool_invocation (postgresql+psycopg://...). "
         "Default: sqlite:///<data_dir>/invocations.sqlite3.",
     )
+    record_query_text: Literal["full", "hash", "none"] = Field(
+        default="full",
+        description="What a record keeps of the question: full (the text), hash (a SHA-256 of "
+        "the normalized text: repeats still count, the text is never stored) or none. The "
+        "query-term lists of hit reasons are dropped under hash and none.",
+    )
+    records_retention_days: float | None = Field(
+        default=None,
+        gt=0,
+        description="Records older than this many days are deleted automatically (checked at "
+        "most once an hour by the recorder). None: kept until `lookup-knowledge records prune`.",
+    )
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         # repr / str show a URL's user, never its password.

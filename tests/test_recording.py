@@ -145,7 +145,18 @@ def test_schema_creation_is_idempotent(db_url):
             "retrieval_layer",
             "retrieval_details",
             "error",
+            # indexed facts for the report (records/columns.py)
+            "record_version",
+            "collection",
+            "scope",
+            "query_hash",
+            "relevance_level",
+            "fallback_reason",
+            "category_filter",
+            "path_fallback",
+            "error_kind",
         }
+        assert inspect(second.engine).has_table("tool_invocation_source")
     finally:
         first.dispose()
         second.dispose()

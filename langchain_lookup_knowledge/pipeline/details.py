@@ -7,6 +7,19 @@ from typing import Any
 from langchain_lookup_knowledge.pipeline.models import LookupResult
 
 SUMMARY_CONTENT_CHARS = 160
+NEAREST_SOURCES = 3
+
+
+def nearest_sources(candidates: Any, limit: int = NEAREST_SOURCES) -> list[dict[str, Any]]:
+    """The documents a lookup came nearest to (best similarity first): what a question the
+    knowledge base could not answer was closest to (read by the records report)."""
+    best: dict[str, float] = {}
+    for candidate in candidates or []:
+        similarity = candidate.score_label.similarity
+        if similarity > best.get(candidate.source, -1.0):
+            best[candidate.source] = similarity
+    ranked = sorted(best.items(), key=lambda item: -item[1])[:limit]
+    return [{"source": source, "similarity": round(sim, 4)} for source, sim in ranked]
 
 
 def build_retrieval_details(result: LookupResult, state: Any, selection: Any) -> dict[str, Any]:
@@ -56,4 +69,5 @@ def build_retrieval_details(result: LookupResult, state: Any, selection: Any) ->
         "found": result.found,
         "evidence_status": result.evidence_status,
         "relevance_level": result.relevance_level,
+        "nearest_sources": nearest_sources(state.get("candidates")),
     }
