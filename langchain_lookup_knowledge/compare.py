@@ -1,4 +1,4 @@
-"""``lookup-knowledge compare QUERY``: both L1 paths on the same query vector, side by side.
+"""Both L1 paths on the same query vector, side by side (``lookup-knowledge compare``).
 
 The VectorStore path (langchain-milvus) and the SDK path (pymilvus) search the same collection
 with the same vector, filter and retrieval mode; each result is shown in the sidecar's normalized
@@ -12,8 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from typing import Any
 
@@ -144,29 +142,3 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
             + (f"; moved: {len(moved)}" if moved else "")
         )
     return "\n".join(lines)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Print both L1 paths side by side; exit 1 when a path failed."""
-    from langchain_lookup_knowledge.cli import _settings
-
-    overrides: dict[str, Any] = {"record_invocations": False}
-    settings = _settings(args, **overrides)
-    report = compare_paths(" ".join(args.query), settings, k=args.k)
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False))
-    else:
-        print(format_comparison(report))
-    return 0 if all(report[p]["status"] == "ok" for p in PATHS) else 1
-
-
-def register_compare_command(sub: Any) -> None:
-    """Add ``compare`` to the ``lookup-knowledge`` subcommands."""
-    parser = sub.add_parser("compare", help="run both L1 paths (vectorstore, sdk) side by side")
-    parser.add_argument("query", nargs="+", help="the question")
-    parser.add_argument("--uri", help="Milvus URI (file.db for Milvus Lite, http://host:19530)")
-    parser.add_argument("--collection", help="collection name")
-    parser.add_argument("--k", type=int, default=5, help="results per path (default 5)")
-    parser.add_argument("--retrieval-mode", choices=["dense", "hybrid", "sparse"])
-    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.set_defaults(func=cmd_compare)

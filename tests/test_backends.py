@@ -7,7 +7,6 @@ injected through ``LookupRuntime(path_factories=...)`` to force a failure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import threading
@@ -877,16 +876,12 @@ def test_compare_reports_a_failing_path_and_still_shows_the_other(sample, real_e
 
 
 def test_compare_command_is_registered_and_prints_json(sample, capsys):
-    from langchain_lookup_knowledge.cli_extra import register_extra_commands
-    from langchain_lookup_knowledge.compare import register_compare_command
+    from langchain_lookup_knowledge.cli import build_parser
 
-    assert register_compare_command in register_extra_commands()
-    parser = argparse.ArgumentParser()
-    register_compare_command(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(
+    args = build_parser().parse_args(
         [
             "compare",
-            *CRASH_QUERY.split(),
+            CRASH_QUERY,
             "--uri",
             sample.milvus_uri,
             "--collection",

@@ -119,7 +119,7 @@ def test_query_missing_queries_file_exits_2(tmp_path):
         ["query", "--queries-file", str(tmp_path / "q.txt"), "--uri", str(tmp_path / "m.db")]
     )
     assert code == 2
-    assert_one_line_error(err, "queries file not found")
+    assert_one_line_error(err, "questions file not found")
 
 
 def test_query_before_ingest_exits_2_and_says_what_to_do(tmp_path):
@@ -355,3 +355,145 @@ def test_chinese_ingest_keeps_jieba_chatter_off_the_terminal(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "jieba" not in proc.stderr
     assert "prefix dict" not in proc.stderr
+
+
+# --- the CLI package: static registration, one question reader ----------------------------
+
+# The public contract: every subcommand and flag (add, never rename).
+CLI_CONTRACT = {
+    "ingest": {"--uri", "--collection", "--prune", "--categories", "--category-column", "--json"},
+    "query": {
+        "--queries-file",
+        "--uri",
+        "--collection",
+        "--mode",
+        "--retrieval-mode",
+        "--no-record",
+        "--json",
+    },
+    "demo": {"--uri", "--collection"},
+    "compare": {"--uri", "--collection", "--k", "--retrieval-mode", "--json"},
+    "eval beir": {
+        "--split",
+        "--limit",
+        "--no-baselines",
+        "--uri",
+        "--collection",
+        "--mode",
+        "--retrieval-mode",
+        "--json",
+        "--no-progress",
+    },
+    "eval queries": {
+        "--kb",
+        "--uri",
+        "--collection",
+        "--mode",
+        "--retrieval-mode",
+        "--json",
+        "--no-progress",
+    },
+    "bench": {
+        "--queries-file",
+        "--rounds",
+        "--kb",
+        "--no-cold-start",
+        "--uri",
+        "--collection",
+        "--mode",
+        "--retrieval-mode",
+        "--json",
+        "--no-progress",
+    },
+}
+
+
+def _subcommands(parser: Any) -> dict[str, Any]:
+    import argparse
+
+    found: dict[str, Any] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                nested = _subcommands(child)
+                found.update({f"{name} {k}": v for k, v in nested.items()} or {name: child})
+    return found
+
+
+def test_build_parser_alone_has_every_subcommand_and_flag():
+    from langchain_lookup_knowledge.cli import build_parser
+
+    commands = _subcommands(build_parser())
+    assert set(CLI_CONTRACT) <= set(commands)
+    for name, flags in CLI_CONTRACT.items():
+        options = {o for a in commands[name]._actions for o in a.option_strings}
+        assert flags <= options, (name, flags - options)
+
+
+def test_query_answers_readable_questions_and_names_the_unreadable_ones(sample_kb_store, tmp_path):
+    questions = tmp_path / "questions.txt"
+    questions.write_bytes(b"ingress returns 502\ncaf\xe9 au lait\n{not json\n")
+    code, out, err = run_main(
+        [
+            "query",
+            CRASHLOOP_QUERY,
+            "disk \udcff full",  # what Python makes of a non-UTF-8 byte in argv
+            "--queries-file",
+            str(questions),
+            "--uri",
+            sample_kb_store.milvus_uri,
+            "--collection",
+            sample_kb_store.collection,
+            "--no-record",
+            "--json",
+        ]
+    )
+    assert code == 1
+    answered = [json.loads(line)["query"] for line in out.splitlines()]
+    assert answered == [CRASHLOOP_QUERY, "ingress returns 502"]
+    problems = err.splitlines()
+    assert problems == [
+        "lookup-knowledge: argument 2: not valid UTF-8 (byte 0xff at character 6); skipped",
+        f"lookup-knowledge: {questions}:2: not valid UTF-8 (byte 0xe9 at column 4); "
+        "save the file as UTF-8; skipped",
+        problems[2],
+    ]
+    assert problems[2].startswith(f"lookup-knowledge: {questions}:3: invalid JSON")
+    assert "Traceback" not in err
+
+
+def test_non_utf8_argv_bytes_in_a_real_process_cost_that_question_only(tmp_path):
+    kb = write(
+        tmp_path, "kb/disk.md", "# Disk full\n\nClean old logs, then grow the volume.\n"
+    ).parent
+    uri = str(tmp_path / "m.db")
+    env = {"LOOKUP_KNOWLEDGE_DATA_DIR": str(tmp_path / "data")}
+    assert run_script("ingest", str(kb), "--uri", uri, env=env).returncode == 0
+    command = (
+        [str(CONSOLE_SCRIPT)]
+        if CONSOLE_SCRIPT.exists()
+        else [sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    )
+    proc = subprocess.run(
+        [*command, "query", b"caf\xe9", "disk full", "--uri", uri, "--json", "--no-record"],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert proc.returncode == 1
+    stdout, stderr = proc.stdout.decode(), proc.stderr.decode()
+    assert [json.loads(line)["query"] for line in stdout.splitlines()] == ["disk full"]
+    assert stderr.splitlines() == [
+        "lookup-knowledge: argument 1: not valid UTF-8 (byte 0xe9 at character 4); skipped"
+    ]
+
+
+def test_eval_queries_refuses_a_file_with_a_non_utf8_line_naming_it(sample_kb_store, tmp_path):
+    questions = tmp_path / "eval.jsonl"
+    questions.write_bytes(b'{"q": "disk full", "rel": ["a"]}\n{"q": "caf\xe9", "rel": ["b"]}\n')
+    code, out, err = run_main(
+        ["eval", "queries", str(questions), "--uri", sample_kb_store.milvus_uri, "--json"]
+    )
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err, f"{questions}:2: not valid UTF-8 (byte 0xe9")

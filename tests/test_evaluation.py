@@ -278,5 +278,5 @@ def test_bench_reads_questions_as_q_as_beir_text_or_one_per_line(tmp_path: Path)
     assert load_bench_questions(plain) == ["disk full", "node down"]
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"other": 1}\n', encoding="utf-8")
-    with pytest.raises(ConfigurationError, match="no questions"):
+    with pytest.raises(ConfigurationError, match=r"empty\.jsonl:1: no question"):
         load_bench_questions(empty)

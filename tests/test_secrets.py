@@ -192,9 +192,9 @@ def test_failing_embedding_service_leaks_no_api_key(settings, all_logs, behaviou
 
 
 def test_cli_shows_the_records_url_without_its_password():
-    from langchain_lookup_knowledge.cli import _hide_password
+    from langchain_lookup_knowledge.cli.demo import hide_password
 
-    shown = _hide_password("postgresql+psycopg://app:pg-PASSWORD@db:5432/records")
+    shown = hide_password("postgresql+psycopg://app:pg-PASSWORD@db:5432/records")
     assert "pg-PASSWORD" not in shown
     assert shown.startswith("postgresql+psycopg://app:")
-    assert _hide_password("sqlite:////tmp/records.sqlite3") == "sqlite:////tmp/records.sqlite3"
+    assert hide_password("sqlite:////tmp/records.sqlite3") == "sqlite:////tmp/records.sqlite3"

@@ -45,6 +45,7 @@ from pydantic import SecretStr
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.questions import read_question_file, readable_only
 from langchain_lookup_knowledge.settings import LookupSettings
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
@@ -82,26 +83,13 @@ print(json.dumps({"found": bool(hits)}), flush=True)
 
 def load_bench_questions(path: str | Path | None) -> list[str]:
     """Questions: JSONL (``q``, or BEIR's ``text``) or one per line; the sample questions by
-    default."""
+    default. A file with an unreadable line is refused, naming each such line.
+
+    Raises:
+        QuestionFileError: the file is missing, empty or has unreadable lines.
+    """
     file = Path(path).expanduser() if path else DEFAULT_QUESTIONS
-    if not file.is_file():
-        raise ConfigurationError(f"queries file not found: {file}")
-    out = []
-    for line in file.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("{"):
-            try:
-                row = json.loads(line)
-                line = str(row.get("q") or row.get("text") or "").strip()
-            except json.JSONDecodeError as exc:
-                raise ConfigurationError(f"{file}: invalid JSON line: {exc}") from None
-        if line:
-            out.append(line)
-    if not out:
-        raise ConfigurationError(f"no questions in {file}")
-    return out
+    return [q.text for q in readable_only(read_question_file(file), str(file))]
 
 
 def _settings_json(settings: LookupSettings) -> str:

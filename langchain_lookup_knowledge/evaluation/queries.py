@@ -11,7 +11,6 @@ own collections: ``RecursiveCharacterTextSplitter`` -> ``langchain_milvus.Milvus
 
 from __future__ import annotations
 
-import json
 import time
 from functools import partial
 from pathlib import Path
@@ -39,6 +38,12 @@ from langchain_lookup_knowledge.evaluation.runner import (
     stem,
     systems_table,
 )
+from langchain_lookup_knowledge.questions import (
+    Question,
+    UnreadableQuestion,
+    read_question_file,
+    readable_only,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 
 METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
@@ -49,28 +54,22 @@ def load_questions(path: str | Path) -> tuple[dict[str, str], dict[str, dict[str
     """Questions and judgements (``q1``, ``q2``, ... in file order).
 
     Raises:
-        ConfigurationError: missing file, bad JSON, or a line without ``q`` / ``rel``.
+        ConfigurationError: missing file, or a line that is not UTF-8, not JSON, or lacks
+            ``q`` / ``rel`` (every such line is named: a score over fewer questions misleads).
     """
     file = Path(path).expanduser()
-    if not file.is_file():
-        raise ConfigurationError(f"questions file not found: {file}")
+    items = [
+        UnreadableQuestion(item.origin, 'expected {"q": ..., "rel": [stems]}')
+        if isinstance(item, Question) and not item.relevant
+        else item
+        for item in read_question_file(file)
+    ]
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, float]] = {}
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigurationError(f"{file}:{number}: invalid JSON: {exc}") from None
-        rel = row.get("rel") if isinstance(row, dict) else None
-        if not isinstance(row, dict) or not str(row.get("q", "")).strip() or not rel:
-            raise ConfigurationError(f'{file}:{number}: expected {{"q": ..., "rel": [stems]}}')
+    for question in readable_only(items, str(file)):
         qid = f"q{len(queries) + 1}"
-        queries[qid] = str(row["q"])
-        qrels[qid] = {stem(str(r)): 1.0 for r in (rel if isinstance(rel, list) else [rel])}
-    if not queries:
-        raise ConfigurationError(f"no questions in {file}")
+        queries[qid] = question.text
+        qrels[qid] = {stem(r): 1.0 for r in question.relevant}
     return queries, qrels
 
 

@@ -1,0 +1,98 @@
+"""``lookup-knowledge``: ingest a knowledge folder, ask questions, run the demo, compare the L1
+paths, evaluate and benchmark.
+
+Each subcommand is one module of this package with a ``register(subcommands)`` function, listed
+once in :data:`COMMANDS`: adding a subcommand is one new module and one line there. User errors
+(a missing folder, a locked database, an empty query) print one line and exit 2, no traceback.
+
+Example:
+    >>> parser = build_parser()
+    >>> parser.parse_args(["query", "disk full", "--json"]).json
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from langchain_lookup_knowledge.cli import bench, compare, demo, evaluate, ingest, query
+from langchain_lookup_knowledge.cli.options import EXIT_USER_ERROR, Subcommands
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
+    ingest.register,
+    query.register,
+    demo.register,
+    compare.register,
+    evaluate.register,  # eval beir, eval queries
+    bench.register,
+)
+EXIT_INTERRUPTED = 130
+# Their ERROR records carry tracebacks (e.g. milvus_lite on a locked database) for failures this
+# CLI already reports in one line.
+_NOISY_LOGGERS = ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``lookup-knowledge`` argument parser with every subcommand of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="lookup-knowledge", description=(__doc__ or "").split("\n\n")[0]
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for register in COMMANDS:
+        register(sub)
+    return parser
+
+
+def _unimplemented_rpc_filter(record: logging.LogRecord) -> bool:
+    """Drop Milvus Lite's traceback for an RPC it does not implement (pymilvus asks for
+    ``AllocTimestamp`` while waiting for an index; the call goes on without it)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, NotImplementedError)
+
+
+def _warnings_and_above(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.WARNING
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if verbose:
+        return
+    for noisy in _NOISY_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    logging.getLogger("grpc._server").addFilter(_unimplemented_rpc_filter)
+    # jieba (Milvus Lite's Chinese analyzer) sets its own logger to DEBUG when imported;
+    # a filter on the logger outlives that.
+    logging.getLogger("jieba").addFilter(_warnings_and_above)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lookup-knowledge`` console script."""
+    # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
+    # server on long calls; the calls succeed, so keep it off the user's terminal.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    args = build_parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        return int(args.func(args))
+    except LookupKnowledgeError as exc:
+        print(f"lookup-knowledge: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("lookup-knowledge: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        from langchain_lookup_knowledge.store.connection import close_all_clients
+
+        close_all_clients()

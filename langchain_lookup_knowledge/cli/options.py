@@ -1,0 +1,87 @@
+"""What every subcommand shares: the store flags, settings built from them, the exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.settings import LookupSettings
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the command ran, but a lookup, a path or a question failed
+EXIT_USER_ERROR = 2
+
+# The parser object ``add_subparsers()`` returns; each subcommand module registers on it.
+# argparse has no public name for it.
+Subcommands = argparse._SubParsersAction
+L1_PATHS = ("auto", "vectorstore", "spring-ai", "sdk")
+RETRIEVAL_MODES = ("dense", "hybrid", "sparse")
+
+
+def add_store_args(
+    parser: argparse.ArgumentParser, *, paths: bool = False, retrieval_mode: bool = False
+) -> None:
+    """``--uri`` and ``--collection`` (default: the configured collection), and optionally
+    ``--mode`` / ``--retrieval-mode``."""
+    parser.add_argument("--uri", help="Milvus URI (file.db for Milvus Lite, http://host:19530)")
+    parser.add_argument(
+        "--collection", help="collection name (default: the configured one, `knowledge`)"
+    )
+    if paths:
+        parser.add_argument(
+            "--mode", choices=L1_PATHS, help="L1 path (spring-ai is an alias of vectorstore)"
+        )
+    if retrieval_mode:
+        parser.add_argument("--retrieval-mode", choices=RETRIEVAL_MODES)
+
+
+def settings_from_args(args: argparse.Namespace, **extra: Any) -> LookupSettings:
+    """The configured settings (environment, defaults) overridden by the command's flags.
+
+    Raises:
+        LookupKnowledgeError: a setting is invalid (the message names it and its value).
+    """
+    overrides: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
+    flags = {
+        "uri": "milvus_uri",
+        "collection": "collection",
+        "mode": "mode",
+        "retrieval_mode": "retrieval_mode",
+    }
+    for flag, field in flags.items():
+        if getattr(args, flag, None):
+            overrides[field] = getattr(args, flag)
+    if getattr(args, "no_record", False):
+        overrides["record_invocations"] = False
+    try:
+        return LookupSettings(**overrides)
+    except LookupKnowledgeError:
+        raise
+    except Exception as exc:  # pydantic.ValidationError: name the setting
+        raise LookupKnowledgeError(f"invalid setting: {first_error_line(exc)}") from None
+
+
+def first_error_line(exc: BaseException) -> str:
+    """A validation error as ``field: message (got value)``, or its first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return f"{where}: {first.get('msg')} (got {first.get('input')!r})"
+        except Exception:
+            pass
+    return str(exc).strip().splitlines()[0]
+
+
+def print_json(obj: Any) -> None:
+    """One JSON object on one stdout line (progress bars and warnings go to stderr)."""
+    print(json.dumps(obj, ensure_ascii=False))
+
+
+def warn(message: str) -> None:
+    """A message for the user that is not the command's output (stderr)."""
+    print(f"lookup-knowledge: {message}", file=sys.stderr)

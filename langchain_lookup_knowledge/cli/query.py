@@ -1,0 +1,98 @@
+"""``lookup-knowledge query QUESTION...``: ask questions (each argument, each file line, is one).
+
+A question that cannot be read (bytes that are not UTF-8, a bad JSON line) is named on stderr and
+skipped; the others are still answered, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from langchain_lookup_knowledge.cli.options import (
+    EXIT_FAILED,
+    EXIT_OK,
+    Subcommands,
+    add_store_args,
+    print_json,
+    settings_from_args,
+    warn,
+)
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.questions import Question, gather_questions
+
+UNAVAILABLE_PREFIX = "Knowledge retrieval unavailable"
+
+
+def format_result(result: Any) -> str:
+    """A readable rendering of one lookup result."""
+    lines = [f"Q: {result.query}"]
+    trace = result.retrieval_trace
+    attempts = ", ".join(
+        f"{a.name}[{a.path}] {a.status} {a.candidates} cand top={a.top_similarity}"
+        for a in trace.attempts
+    )
+    lines.append(
+        f"   found={result.found} relevance={result.relevance_level} "
+        f"layer={result.retrieval_layer} attempts: {attempts}"
+    )
+    if trace.fallback_reason:
+        lines.append(f"   fallback: {trace.fallback_reason}")
+    hints = result.l0_hints
+    if not hints.empty:
+        lines.append(
+            f"   L0 hints: titles={hints.matched_titles} keywords={hints.matched_keywords}"
+            f" domains={hints.domains} entities={hints.entities}"
+        )
+    for i, block in enumerate(result.evidence_blocks, start=1):
+        reasons = ", ".join(r.kind for r in block.hit_reasons)
+        lines.append(
+            f"  {i}. {block.source} [{block.breadcrumb}] score={block.score:.3f} ({reasons})"
+        )
+    if not result.found:
+        lines.append(f"   {result.message}")
+    return "\n".join(lines)
+
+
+def lookup_failed(out: dict[str, Any]) -> bool:
+    """Whether a graph output is a retrieval failure (every path failed), not an answer."""
+    return bool(out.get("error")) or str(out["result"].message).startswith(UNAVAILABLE_PREFIX)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Ask one or more questions."""
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    settings = settings_from_args(args)
+    items = gather_questions(args.query or [], args.queries_file)
+    if not items:
+        raise LookupKnowledgeError("no query given: pass QUERY or --queries-file FILE")
+    open_client(settings)  # a locked, missing or unreachable store: one line, exit 2
+    graph = build_lookup_graph(settings)
+    status = EXIT_OK
+    for item in items:
+        if not isinstance(item, Question):
+            warn(str(item))
+            status = EXIT_FAILED
+            continue
+        out = graph.invoke({"query": item.text})
+        result = out["result"]
+        if args.json:
+            print_json(result.to_json_dict())
+        else:
+            print(format_result(result))
+        if lookup_failed(out):
+            status = EXIT_FAILED
+    return status
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``query`` to the subcommands."""
+    parser = sub.add_parser("query", help="ask questions (each argument is one question)")
+    parser.add_argument("query", nargs="*", help="question(s); quote a question of several words")
+    parser.add_argument("--queries-file", help="file with one question per line (or JSONL q)")
+    add_store_args(parser, paths=True, retrieval_mode=True)
+    parser.add_argument("--no-record", action="store_true", help="do not record invocations")
+    parser.add_argument("--json", action="store_true", help="one JSON result per line")
+    parser.set_defaults(func=run)
