@@ -13,28 +13,28 @@ from typing import TYPE_CHECKING, Any
 # importing LangGraph and the agent tooling they do not need.
 _EXPORTS: dict[str, str] = {
     "CachedQueryEmbeddings": "langchain_lookup_knowledge.embeddings",
-    "Candidate": "langchain_lookup_knowledge.pipeline.models",
+    "Candidate": "langchain_lookup_knowledge.core.models",
     "CategoryFilter": "langchain_lookup_knowledge.store.filters",
     "ConfigurationError": "langchain_lookup_knowledge.errors",
-    "ContextPack": "langchain_lookup_knowledge.pipeline.models",
+    "ContextPack": "langchain_lookup_knowledge.core.models",
     "EmbeddingError": "langchain_lookup_knowledge.errors",
-    "EvidenceBlock": "langchain_lookup_knowledge.pipeline.models",
-    "HitReason": "langchain_lookup_knowledge.pipeline.models",
+    "EvidenceBlock": "langchain_lookup_knowledge.core.models",
+    "HitReason": "langchain_lookup_knowledge.core.models",
     "IngestReport": "langchain_lookup_knowledge.ingest",
     "InvalidQueryError": "langchain_lookup_knowledge.errors",
     "InvocationRecorder": "langchain_lookup_knowledge.recording",
-    "L0Hints": "langchain_lookup_knowledge.pipeline.models",
+    "L0Hints": "langchain_lookup_knowledge.core.models",
     "LookupKnowledgeError": "langchain_lookup_knowledge.errors",
-    "LookupResult": "langchain_lookup_knowledge.pipeline.models",
+    "LookupResult": "langchain_lookup_knowledge.core.models",
     "LookupRuntime": "langchain_lookup_knowledge.pipeline.runtime",
     "LookupSettings": "langchain_lookup_knowledge.settings",
     "ModelFilesError": "langchain_lookup_knowledge.errors",
     "OnnxSentenceEmbeddings": "langchain_lookup_knowledge.embeddings",
-    "RetrievalAttempt": "langchain_lookup_knowledge.pipeline.models",
-    "RetrievalTrace": "langchain_lookup_knowledge.pipeline.models",
+    "RetrievalAttempt": "langchain_lookup_knowledge.core.models",
+    "RetrievalTrace": "langchain_lookup_knowledge.core.models",
     "RetrievalUnavailableError": "langchain_lookup_knowledge.errors",
     "SchemaMismatchError": "langchain_lookup_knowledge.errors",
-    "ScoreLabel": "langchain_lookup_knowledge.pipeline.models",
+    "ScoreLabel": "langchain_lookup_knowledge.core.models",
     "SqlInvocationRecorder": "langchain_lookup_knowledge.recording",
     "StoreUnavailableError": "langchain_lookup_knowledge.errors",
     "UnsafeFilterError": "langchain_lookup_knowledge.errors",
@@ -45,6 +45,17 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from langchain_lookup_knowledge.core.models import (
+        Candidate,
+        ContextPack,
+        EvidenceBlock,
+        HitReason,
+        L0Hints,
+        LookupResult,
+        RetrievalAttempt,
+        RetrievalTrace,
+        ScoreLabel,
+    )
     from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, OnnxSentenceEmbeddings
     from langchain_lookup_knowledge.errors import (
         ConfigurationError,
@@ -59,17 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from langchain_lookup_knowledge.ingest import IngestReport, ingest_folder
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
-    from langchain_lookup_knowledge.pipeline.models import (
-        Candidate,
-        ContextPack,
-        EvidenceBlock,
-        HitReason,
-        L0Hints,
-        LookupResult,
-        RetrievalAttempt,
-        RetrievalTrace,
-        ScoreLabel,
-    )
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.recording import InvocationRecorder, SqlInvocationRecorder
     from langchain_lookup_knowledge.settings import LookupSettings

@@ -27,9 +27,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
-from langchain_lookup_knowledge.pipeline.models import LookupResult
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)

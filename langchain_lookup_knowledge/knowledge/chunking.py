@@ -7,15 +7,14 @@ character boundaries with a small overlap. The identity of a chunk is ``<source>
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from langchain_lookup_knowledge.core.text import is_cjk_char
 from langchain_lookup_knowledge.knowledge.documents import _HEADING, KnowledgeDocument, is_fence
 
 BREADCRUMB_SEPARATOR = " > "
 CHUNKING_VERSION = 2
 """Bumped whenever the same file would be chunked differently (2: HTML comments dropped)."""
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ def cjk_ratio(text: str) -> float:
     visible = [c for c in text if not c.isspace()]
     if not visible:
         return 0.0
-    return sum(1 for c in visible if _CJK.match(c)) / len(visible)
+    return sum(1 for c in visible if is_cjk_char(c)) / len(visible)
 
 
 def split_sections(body: str, title: str) -> list[Section]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_lookup_knowledge.pipeline.models import ContextPack, EvidenceBlock, HitReason
+from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock, HitReason
 
 __all__ = ["DEFAULT_MIN_CONTENT_CHARS", "TRUNCATION_MARKER", "block_header", "pack_context"]
 

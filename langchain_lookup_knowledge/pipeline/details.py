@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_lookup_knowledge.pipeline.models import LookupResult
+from langchain_lookup_knowledge.core.models import LookupResult
 
 SUMMARY_CONTENT_CHARS = 160
 NEAREST_SOURCES = 3

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from langchain_lookup_knowledge.pipeline.models import (
+from langchain_lookup_knowledge.core.models import (
     EvidenceBlock,
     HitReason,
     RerankEntry,
@@ -128,7 +128,7 @@ def build_evidence_blocks(
         ValueError: ``top_k`` or ``per_document_cap`` is below 1.
 
     Example:
-        >>> from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+        >>> from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
         >>> from langchain_lookup_knowledge.pipeline.rerank import rerank
         >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.4, similarity=0.7, formula="")
         >>> hit = Candidate(evidence_key="a.md#1", source="a.md", content="x", rank=1,

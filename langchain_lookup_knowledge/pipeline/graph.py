@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from langchain_lookup_knowledge.core.models import (
+    Candidate,
+    L0Hints,
+    LookupResult,
+    RetrievalAttempt,
+    RetrievalLayer,
+    RetrievalTrace,
+)
 from langchain_lookup_knowledge.errors import (
     EmbeddingError,
     LookupKnowledgeError,
@@ -34,14 +42,6 @@ from langchain_lookup_knowledge.pipeline.context_pack import pack_context
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.l0 import L0Match, single_domain
-from langchain_lookup_knowledge.pipeline.models import (
-    Candidate,
-    L0Hints,
-    LookupResult,
-    RetrievalAttempt,
-    RetrievalLayer,
-    RetrievalTrace,
-)
 from langchain_lookup_knowledge.pipeline.relevance import completeness_hint, relevance_level
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
@@ -52,6 +52,9 @@ from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
 from langchain_lookup_knowledge.retrieval.traced import traced_search
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.filters import CategoryFilter, and_exprs, filter_to_expr
+
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.recording import InvocationRecorder
 
 logger = logging.getLogger(__name__)
 
@@ -429,7 +432,7 @@ def build_lookup_graph(
     settings: LookupSettings | None = None,
     *,
     embeddings: Embeddings | None = None,
-    recorder: Any | None = None,
+    recorder: InvocationRecorder | None = None,
     runtime: LookupRuntime | None = None,
     name: str = "lookup_knowledge",
 ) -> CompiledStateGraph:

@@ -29,14 +29,29 @@ the rarest word of a title), so a query costs about its own length, not the cata
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from langchain_lookup_knowledge.core.models import L0Hints
+from langchain_lookup_knowledge.core.text import (
+    CJK_STOP_CHARS,
+    STOPWORDS,
+    camel_parts,
+    cjk_bigrams,
+    cjk_runs,
+    compact,
+    contains_bounded,
+    fold,
+    has_cjk,
+    raw_words,
+    significant,
+    singular,
+    word_key_set,
+    word_keys,
+)
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.pipeline.models import L0Hints
 
 __all__ = [
     "CJK_STOP_CHARS",
@@ -54,137 +69,14 @@ __all__ = [
 KINDS: tuple[str, ...] = ("title", "keyword", "alias", "entity", "category")
 """Kinds of L0 match, in the order they are reported."""
 
-# fmt: off
-STOPWORDS: frozenset[str] = frozenset({
-    "a", "about", "after", "all", "an", "and", "any", "are", "as", "at", "be", "been", "before",
-    "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has",
-    "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of",
-    "on", "or", "our", "so", "such", "than", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "to", "too", "up", "was", "we", "were", "what", "when",
-    "where", "which", "while", "who", "why", "will", "with", "would", "you", "your",
-})
-"""English words that never match or count as significant on their own."""
-# fmt: on
-
-CJK_STOP_CHARS: frozenset[str] = frozenset("的了吗呢吧啊是")
-"""CJK particles: a query bigram containing one carries no topic."""
-
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-_WORD = re.compile(rf"[^\W_{_CJK_CHARS}]+")
-_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
-_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
-_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK_CHARS}])|(?<=[{_CJK_CHARS}])\s+")
-_SPACES = re.compile(r"\s+")
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
-_ASCII_MIXED_CASE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z])[A-Za-z0-9]+$")
 _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
 
-def fold(text: str) -> str:
-    """NFKC-normalize and casefold ``text`` (the comparison form used throughout L0).
-
-    Example:
-        >>> fold("ＤＮＳ Ｒesolution")
-        'dns resolution'
-    """
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-def _singular(word: str) -> str:
-    if len(word) >= 4 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _significant(folded_word: str) -> bool:
-    return len(folded_word) >= 2 and folded_word not in STOPWORDS
-
-
-def word_keys(text: str, *, significant_only: bool = False) -> list[str]:
-    """The comparison keys of the Latin-script words of ``text`` (CJK characters are skipped).
-
-    Args:
-        text: Any text.
-        significant_only: Drop stopwords and words shorter than 2 characters.
-
-    Returns:
-        Casefolded words with a plural ``s`` removed, in text order.
-
-    Example:
-        >>> word_keys("The Nodes are NotReady", significant_only=True)
-        ['node', 'notready']
-    """
-    words = (w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text)))
-    return [_singular(w) for w in words if not significant_only or _significant(w)]
-
-
-def word_key_set(text: str) -> frozenset[str]:
-    """The distinct :func:`word_keys` of ``text`` (each distinct word folded once).
-
-    Example:
-        >>> sorted(word_key_set("Nodes, nodes and NODE"))
-        ['and', 'node']
-    """
-    distinct = set(_WORD.findall(unicodedata.normalize("NFKC", text)))
-    return frozenset(_singular(w.casefold()) for w in distinct)
-
-
-def cjk_bigrams(text: str) -> list[str]:
-    """Character bigrams of the CJK runs of ``text``, without particle bigrams, deduplicated.
-
-    Example:
-        >>> cjk_bigrams("节点磁盘满了")
-        ['节点', '点磁', '磁盘', '盘满']
-    """
-    grams: dict[str, None] = {}
-    for run in _CJK_RUN.findall(fold(text)):
-        for i in range(len(run) - 1):
-            gram = run[i : i + 2]
-            if not (CJK_STOP_CHARS & set(gram)):
-                grams[gram] = None
-    return list(grams)
-
-
-def _camel_parts(raw_word: str) -> tuple[str, ...]:
-    """``KubePodCrashLooping`` -> ('kube', 'pod', 'crash', 'looping'); () if not CamelCase."""
-    if not _ASCII_MIXED_CASE.match(raw_word):
-        return ()
-    parts = _CAMEL_PART.findall(raw_word)
-    if len(parts) < 2:
-        return ()
-    return tuple(_singular(p.casefold()) for p in parts)
-
-
-def _compact(folded: str) -> str:
-    """Whitespace collapsed to one space, and removed next to CJK characters."""
-    return _SPACE_NEAR_CJK.sub("", _SPACES.sub(" ", folded)).strip()
-
-
-def _is_word_char(char: str) -> bool:
-    return char.isalnum() and not _HAS_CJK.match(char)
-
-
-def _cjk_key(compact: str) -> str:
-    """The index key of a CJK term: the bigram at its first CJK character."""
-    match = _HAS_CJK.search(compact)
-    start = match.start() if match else 0
-    start = min(start, len(compact) - 2)
-    return compact[start : start + 2]
-
-
-def _contains_bounded(haystack: str, needle: str) -> bool:
-    """``needle`` occurs in ``haystack``, at word boundaries on its Latin edges."""
-    check_left = _is_word_char(needle[0])
-    check_right = _is_word_char(needle[-1])
-    start = haystack.find(needle)
-    while start >= 0:
-        end = start + len(needle)
-        left_ok = not check_left or start == 0 or not _is_word_char(haystack[start - 1])
-        right_ok = not check_right or end == len(haystack) or not _is_word_char(haystack[end])
-        if left_ok and right_ok:
-            return True
-        start = haystack.find(needle, start + 1)
-    return False
+def _cjk_key(term: str) -> str:
+    """The index key of a compact CJK term: the bigram at its first CJK character."""
+    start = next((i for i, char in enumerate(term) if has_cjk(char)), 0)
+    start = min(start, len(term) - 2)
+    return term[start : start + 2]
 
 
 @dataclass(frozen=True)
@@ -305,17 +197,17 @@ class L0Matcher:
         if not isinstance(text, str) or not text.strip():
             return
         folded = fold(text)
-        if _HAS_CJK.search(folded):
-            compact = _compact(folded)
-            if len(compact) >= 2:
-                refs = self._cjk_terms[_cjk_key(compact)].setdefault(compact, [])
+        if has_cjk(folded):
+            term = compact(folded)
+            if len(term) >= 2:
+                refs = self._cjk_terms[_cjk_key(term)].setdefault(term, [])
                 if ref not in refs:
                     refs.append(ref)
             return
-        raw_words = [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
-        if not any(_significant(w) for w in raw_words):
+        folded_words = [w.casefold() for w in raw_words(unicodedata.normalize("NFKC", text))]
+        if not any(significant(w) for w in folded_words):
             return
-        words = tuple(_singular(w) for w in raw_words)
+        words = tuple(singular(w) for w in folded_words)
         refs = self._phrases[words[0]].setdefault(words, [])
         if ref not in refs:
             refs.append(ref)
@@ -324,12 +216,12 @@ class L0Matcher:
     def _title_rule(index: int, title: str) -> _TitleRule | None:
         nfkc = unicodedata.normalize("NFKC", title)
         groups: dict[_WordGroup, None] = {}
-        for raw in _WORD.findall(nfkc):
+        for raw in raw_words(nfkc):
             folded = raw.casefold()
-            parts = _camel_parts(raw)
-            if parts or _significant(folded):
-                groups[_WordGroup(_singular(folded), parts)] = None
-        runs = tuple(dict.fromkeys(r for r in _CJK_RUN.findall(nfkc.casefold()) if len(r) >= 2))
+            parts = camel_parts(raw)
+            if parts or significant(folded):
+                groups[_WordGroup(singular(folded), parts)] = None
+        runs = tuple(dict.fromkeys(r for r in cjk_runs(nfkc.casefold()) if len(r) >= 2))
         size = sum(max(1, len(g.parts)) for g in groups) + len(runs)
         if size < 2:
             return None
@@ -360,8 +252,8 @@ class L0Matcher:
             The hints and the per-source match details; empty when nothing matched.
         """
         nfkc = unicodedata.normalize("NFKC", query)
-        raw_words = _WORD.findall(nfkc)
-        words = [_singular(w.casefold()) for w in raw_words]
+        written = raw_words(nfkc)
+        words = [singular(w.casefold()) for w in written]
         found: dict[int, set[tuple[str, str]]] = defaultdict(set)
         named: set[str] = set()
 
@@ -377,19 +269,19 @@ class L0Matcher:
                 if len(sequence) == 1 or tuple(words[i : i + len(sequence)]) == sequence:
                     record(refs)
 
-        compact = ""
+        compact_query = ""
         bigrams: set[str] = set()
-        if _HAS_CJK.search(nfkc):
-            compact = _compact(nfkc.casefold())
-            bigrams = {compact[i : i + 2] for i in range(len(compact) - 1)}
+        if has_cjk(nfkc):
+            compact_query = compact(nfkc.casefold())
+            bigrams = {compact_query[i : i + 2] for i in range(len(compact_query) - 1)}
             for bigram in bigrams:
                 for term, refs in self._cjk_terms.get(bigram, {}).items():
-                    if _contains_bounded(compact, term):
+                    if contains_bounded(compact_query, term):
                         record(refs)
 
         query_words = set(words)
-        for raw in raw_words:
-            query_words.update(_camel_parts(raw))
+        for raw in written:
+            query_words.update(camel_parts(raw))
         candidates: dict[int, _TitleRule] = {}
         for word in query_words:
             for rule in self._title_rules_by_word.get(word, ()):
@@ -398,7 +290,7 @@ class L0Matcher:
             for rule in self._title_rules_by_bigram.get(bigram, ()):
                 candidates[rule.entry] = rule
         for index, rule in candidates.items():
-            if rule.satisfied(query_words, compact):
+            if rule.satisfied(query_words, compact_query):
                 found[index].add(("title", self._entries[index].title))
 
         return self._result(found, named)

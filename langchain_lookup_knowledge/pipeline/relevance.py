@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from langchain_lookup_knowledge.pipeline.models import (
+from langchain_lookup_knowledge.core.models import (
     ContextPack,
     EvidenceBlock,
     L0Hints,

@@ -11,14 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
-from langchain_lookup_knowledge.pipeline.l0 import (
-    L0Match,
-    cjk_bigrams,
-    fold,
-    word_key_set,
-    word_keys,
-)
-from langchain_lookup_knowledge.pipeline.models import Candidate, HitReason, ScoreLabel
+from langchain_lookup_knowledge.core.models import Candidate, HitReason, ScoreLabel
+from langchain_lookup_knowledge.core.text import cjk_bigrams, fold, word_key_set, word_keys
+from langchain_lookup_knowledge.pipeline.l0 import L0Match
 
 __all__ = ["RerankWeights", "ScoredCandidate", "l1_base", "query_terms", "rerank"]
 
@@ -268,7 +263,7 @@ def rerank(
         Scored candidates, by final score desc, then base desc, then evidence_key.
 
     Example:
-        >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+        >>> from langchain_lookup_knowledge.core.models import ScoreLabel
         >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.5, similarity=0.75,
         ...                    formula="(s+1)/2")
         >>> hit = Candidate(evidence_key="k8s/node.md#0", source="k8s/node.md", title="Node down",

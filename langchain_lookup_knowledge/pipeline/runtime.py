@@ -11,10 +11,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
-from pymilvus import MilvusException
+from pymilvus import MilvusClient, MilvusException
 
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
@@ -27,6 +27,9 @@ from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import filter_to_expr
 from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
+
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.recording import InvocationRecorder
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ class LookupRuntime:
         *,
         embeddings: Embeddings | None = None,
         path_factories: dict[str, Callable[[], L1Path]] | None = None,
-        recorder: Any | None = None,
+        recorder: InvocationRecorder | None = None,
     ) -> None:
         self.settings = settings
         self._embeddings = (
@@ -57,7 +60,7 @@ class LookupRuntime:
             else CachedQueryEmbeddings(embeddings, settings.query_cache_size)
         )
         self._lock = threading.RLock()
-        self._client: Any | None = None
+        self._client: MilvusClient | None = None
         self._layout: CollectionLayout | None = None
         self._paths: dict[str, L1Path] = {}
         self._path_locks: dict[str, threading.Lock] = {}
@@ -75,7 +78,7 @@ class LookupRuntime:
             return self._embeddings
 
     @property
-    def client(self) -> Any:
+    def client(self) -> MilvusClient:
         """The shared ``MilvusClient``."""
         with self._lock:
             if self._client is None:

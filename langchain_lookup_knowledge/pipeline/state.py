@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from langchain_lookup_knowledge.pipeline.models import (
+from langchain_lookup_knowledge.core.models import (
     Candidate,
     ContextPack,
     L0Hints,

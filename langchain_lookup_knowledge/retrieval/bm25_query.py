@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from langchain_lookup_knowledge.pipeline.l0 import STOPWORDS
+from langchain_lookup_knowledge.core.text import STOPWORDS
 
 __all__ = ["KEPT_FOR_BM25", "bm25_query_text"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.store.schema import CollectionLayout
 
 

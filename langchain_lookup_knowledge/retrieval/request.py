@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.core.models import Candidate
 from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -74,4 +74,17 @@ class L1Path(Protocol):
 
     def search(self, request: SearchRequest) -> list[Candidate]:
         """Candidates for the request, ranked, in the common shape."""
+        ...
+
+
+class PathProvider(Protocol):
+    """Where L1 paths come from by name (a :class:`~..pipeline.runtime.LookupRuntime`)."""
+
+    @property
+    def settings(self) -> LookupSettings:
+        """The configuration the paths were made from."""
+        ...
+
+    def path(self, name: str) -> L1Path:
+        """The path called ``name`` ("vectorstore" or "sdk"), created once."""
         ...

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+from langchain_lookup_knowledge.core.models import ScoreLabel
 
 DENSE_FORMULAS = {
     "COSINE": "similarity = max(0, cosine)",

@@ -7,7 +7,7 @@ from typing import Any
 
 from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
 
-from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (

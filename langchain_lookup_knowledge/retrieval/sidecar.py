@@ -12,8 +12,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_lookup_knowledge.pipeline.models import Candidate, SidecarReport
-from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.core.models import Candidate, SidecarReport
+from langchain_lookup_knowledge.retrieval.request import PathProvider, SearchRequest
+from langchain_lookup_knowledge.settings import LookupSettings
 
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="lookup-sidecar")
 PREVIEW_CHARS = 160
@@ -56,7 +57,7 @@ def compare(main: Sequence[Candidate], side: Sequence[Candidate], k: int) -> dic
     }
 
 
-def sidecar_path_name(settings: Any, main_path: str) -> str:
+def sidecar_path_name(settings: LookupSettings, main_path: str) -> str:
     """The path the sidecar runs: the configured one, or the one that is not the main path."""
     name = str(settings.sidecar_path)
     if name == "other":
@@ -68,7 +69,7 @@ class SidecarRun:
     """A sidecar search started beside the main one; :meth:`report` waits for what is left of
     ``sidecar_timeout_s`` (counted from the start) and never raises."""
 
-    def __init__(self, runtime: Any, request: SearchRequest, *, main_path: str) -> None:
+    def __init__(self, runtime: PathProvider, request: SearchRequest, *, main_path: str) -> None:
         settings = runtime.settings
         self.path = sidecar_path_name(settings, main_path)
         self.timeout = float(settings.sidecar_timeout_s)
@@ -117,13 +118,13 @@ class SidecarRun:
         )
 
 
-def start_sidecar(runtime: Any, request: SearchRequest, *, main_path: str) -> SidecarRun:
+def start_sidecar(runtime: PathProvider, request: SearchRequest, *, main_path: str) -> SidecarRun:
     """Start the sidecar search for ``request`` now, in a worker thread (never raises)."""
     return SidecarRun(runtime, request, main_path=main_path)
 
 
 def run_sidecar(
-    runtime: Any, request: SearchRequest, *, main_path: str, main: Sequence[Candidate]
+    runtime: PathProvider, request: SearchRequest, *, main_path: str, main: Sequence[Candidate]
 ) -> SidecarReport:
     """Run the sidecar after the main search, within ``sidecar_timeout_s``; never raises."""
     return start_sidecar(runtime, request, main_path=main_path).report(main)

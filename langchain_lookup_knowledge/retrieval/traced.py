@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SkipValidation
 
-from langchain_lookup_knowledge.pipeline.models import Candidate
+from langchain_lookup_knowledge.core.models import Candidate
 from langchain_lookup_knowledge.retrieval.request import L1Path, SearchRequest
 
 
@@ -24,7 +24,7 @@ class L1SearchRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    path: Any
+    path: Annotated[L1Path, SkipValidation]
     request: SearchRequest
     found: list[Candidate] = Field(default_factory=list, exclude=True)
     """The candidates of the last search (kept here, not in the traced documents)."""

@@ -21,7 +21,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from pymilvus import Function, FunctionType
 
-from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
