@@ -1,23 +1,44 @@
 """Typed configuration for the lookup pipeline, read from ``LOOKUP_KNOWLEDGE_*`` env vars.
 
+Settings are checked when they are built (arguments and env vars alike, and on assignment):
+every bad value, alone or in a combination that cannot work, is named in one
+:class:`~langchain_lookup_knowledge.errors.ConfigurationError`, before any lookup or ingest.
+
 Example:
     >>> from langchain_lookup_knowledge import LookupSettings
     >>> settings = LookupSettings(collection="runbooks", top_k=5)
     >>> settings.collection
     'runbooks'
+    >>> from langchain_lookup_knowledge.errors import ConfigurationError
+    >>> try:
+    ...     LookupSettings(medium_relevance=0.7, high_relevance=0.5, top_k=0)
+    ... except ConfigurationError as exc:
+    ...     print(*str(exc).split("; "), sep="\\n")
+    LookupSettings: top_k=0: Input should be greater than or equal to 1
+    high_relevance=0.5 and medium_relevance=0.7: medium_relevance must be below high_relevance
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, SecretStr, field_serializer, field_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.redaction import mask_url, redact
 
 DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
 # A CJK character is about one term of a question; a Latin word is one term.
@@ -36,6 +57,92 @@ CANDIDATES_PER_BLOCK = 3
 STOPWORD_DROP_MIN_ROWS = 5_000
 """``bm25_drop_stopwords=auto`` drops stopwords from BM25 queries from this collection size on."""
 
+ENV_PREFIX = "LOOKUP_KNOWLEDGE_"
+_FIELD_NAME_SETTINGS = (
+    "id_field",
+    "content_field",
+    "vector_field",
+    "sparse_field",
+    "metadata_field",
+    "category_field",
+    "source_field",
+)
+_HIDDEN_VALUES = frozenset({"milvus_token", "openai_api_key", "invocation_db_url"})
+
+
+class _Rule:
+    """Two settings that must agree: ``holds(first, second)``, else ``explanation``."""
+
+    def __init__(
+        self, first: str, second: str, holds: Callable[[Any, Any], bool], explanation: str
+    ) -> None:
+        self.fields = (first, second)
+        self.holds = holds
+        self.explanation = explanation
+
+
+_RULES = (
+    _Rule(
+        "high_relevance",
+        "medium_relevance",
+        lambda high, medium: medium < high,
+        "medium_relevance must be below high_relevance",
+    ),
+    _Rule(
+        "top_k",
+        "candidate_k",
+        lambda top_k, candidate_k: candidate_k is None or candidate_k >= top_k,
+        "candidate_k (the rerank pool) must be at least top_k, or unset for 3 x top_k",
+    ),
+    _Rule(
+        "chunk_size",
+        "chunk_overlap",
+        lambda size, overlap: overlap < size // 2,
+        "chunk_overlap must be below chunk_size // 2",
+    ),
+    _Rule(
+        "collection",
+        "catalog_collection",
+        lambda collection, catalog: catalog != collection,
+        "catalog_collection must differ from collection (the L0 catalog is its own collection)",
+    ),
+    *(
+        _Rule(a, b, lambda x, y: x is None or x != y, "each names a different Milvus field")
+        for a, b in itertools.combinations(_FIELD_NAME_SETTINGS, 2)
+    ),
+)
+_RULES_OF: dict[str, list[_Rule]] = {}
+for _rule in _RULES:
+    for _name in _rule.fields:
+        _RULES_OF.setdefault(_name, []).append(_rule)
+
+
+class _DisagreementError(ValueError):
+    """Two settings that cannot work together (its message names both, with their values)."""
+
+
+def _shown(field: str, value: object) -> str:
+    """A setting's value as an error message may show it (secrets and URL passwords hidden)."""
+    if field in _HIDDEN_VALUES:
+        return "<hidden>"
+    return redact(repr(value))
+
+
+def _describe(error: ValidationError, given: Mapping[str, object]) -> str:
+    """One line naming every bad setting of ``error`` with its value (and its env var)."""
+    problems = []
+    for item in error.errors(include_url=False):
+        cause = item.get("ctx", {}).get("error")
+        if isinstance(cause, _DisagreementError):
+            problems.append(str(cause))
+            continue
+        field = str(item["loc"][0]) if item["loc"] else "settings"
+        env = f"{ENV_PREFIX}{field.upper()}"
+        origin = f" (from {env})" if field not in given and env in os.environ else ""
+        message = str(item["msg"]).removeprefix("Value error, ")
+        problems.append(f"{field}={_shown(field, item.get('input'))}{origin}: {message}")
+    return "LookupSettings: " + "; ".join(dict.fromkeys(problems))
+
 
 class LookupSettings(BaseSettings):
     """Every knob of ingestion and lookup. Env vars: ``LOOKUP_KNOWLEDGE_<FIELD>``.
@@ -46,7 +153,11 @@ class LookupSettings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="LOOKUP_KNOWLEDGE_", env_file=None, extra="ignore", validate_assignment=True
+        env_prefix=ENV_PREFIX,
+        env_file=None,
+        extra="ignore",
+        validate_assignment=True,
+        validate_default=True,  # so a default that disagrees with a given value is caught too
     )
 
     # --- storage -------------------------------------------------------------------------
@@ -118,7 +229,7 @@ class LookupSettings(BaseSettings):
     openai_model: str = Field(default="text-embedding-3-small", description="OpenAI model.")
     openai_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL.")
     openai_api_key: SecretStr | None = Field(default=None, description="OpenAI API key.")
-    openai_dimensions: int | None = Field(default=None, description="Requested dimensions.")
+    openai_dimensions: int | None = Field(default=None, gt=0, description="Requested dimensions.")
     embedding_timeout_s: float = Field(default=30.0, gt=0, description="Embedding call timeout.")
     embedding_max_retries: int = Field(default=2, ge=0, le=10, description="Embedding retries.")
     query_cache_size: int = Field(
@@ -208,9 +319,12 @@ class LookupSettings(BaseSettings):
     max_query_chars: int = Field(
         default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."
     )
-    default_filter: dict[str, str | int | float | bool | list[str]] | None = Field(
-        default=None,
-        description="Authoritative caller filter (e.g. a tenant), never relaxed by any retry.",
+    default_filter: dict[str, str | int | float | bool | list[str | int | float | bool]] | None = (
+        Field(
+            default=None,
+            description="Authoritative caller filter (e.g. a tenant), never relaxed by any retry. "
+            "A list matches any of its values.",
+        )
     )
 
     # --- sidecar -------------------------------------------------------------------------
@@ -295,6 +409,44 @@ class LookupSettings(BaseSettings):
         from langchain_lookup_knowledge.store.filters import validate_identifier
 
         return validate_identifier(value, what="collection name")
+
+    @field_validator("default_filter")
+    @classmethod
+    def _default_filter_is_safe(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        from langchain_lookup_knowledge.store.filters import filter_to_expr
+
+        filter_to_expr(value)  # UnsafeFilterError (a ValueError) names the field or value
+        return value
+
+    @field_validator(*_RULES_OF)
+    @classmethod
+    def _agrees_with_the_other_settings(cls, value: Any, info: ValidationInfo) -> Any:
+        """Check each rule against the settings validated so far (all of them on assignment)."""
+        name = str(info.field_name)
+        for rule in _RULES_OF[name]:
+            other = rule.fields[1] if rule.fields[0] == name else rule.fields[0]
+            if other not in info.data:  # not validated yet (or invalid): checked from its side
+                continue
+            values = {name: value, other: info.data[other]}
+            first, second = (values[f] for f in rule.fields)
+            if not rule.holds(first, second):
+                named = " and ".join(f"{f}={_shown(f, values[f])}" for f in rule.fields)
+                raise _DisagreementError(f"{named}: {rule.explanation}")
+        return value
+
+    if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic gives the class
+
+        def __init__(self, **values: Any) -> None:
+            try:
+                super().__init__(**values)
+            except ValidationError as exc:
+                raise ConfigurationError(_describe(exc, values)) from exc
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            try:
+                super().__setattr__(name, value)
+            except ValidationError as exc:
+                raise ConfigurationError(_describe(exc, {name: value})) from exc
 
     @property
     def rerank_pool(self) -> int:

@@ -712,6 +712,28 @@ def test_caller_filter_is_kept_by_the_unfiltered_retry(tenant_store, real_embedd
     assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
 
 
+@pytest.mark.parametrize("how", ["graph_input", "default_filter"])
+@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+def test_a_list_on_a_json_path_filter_matches_any_of_its_values(
+    tenant_store, real_embeddings, how, mode
+):
+    settings = tenant_store.model_copy(update={"mode": mode})
+
+    def tenants(values: list[str]) -> set[str]:
+        scope = {'metadata["tenant"]': values}
+        if how == "graph_input":
+            result = run(settings, real_embeddings, CRASH_QUERY, filters=scope)
+        else:
+            result = run(
+                settings.model_copy(update={"default_filter": scope}), real_embeddings, CRASH_QUERY
+            )
+        assert result.found, result.retrieval_trace
+        return {k.split("::")[0] for k in keys(result)}
+
+    assert tenants(["a", "b"]) == {"a", "b"}
+    assert tenants(["a", "zz"]) == {"a"}
+
+
 def test_default_filter_and_graph_filter_are_both_applied(tenant_store, real_embeddings):
     source = {"source": "databases/pgbouncer-connection-exhaustion.md"}
     result = run(

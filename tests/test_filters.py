@@ -137,6 +137,17 @@ def test_structured_filters_and_json_paths() -> None:
     assert and_exprs(None, None) is None
 
 
+def test_a_list_on_a_json_path_is_an_or_of_equalities() -> None:
+    assert filter_to_expr({'metadata["tenant"]': ["a", "b"]}) == (
+        '(metadata["tenant"] == "a" or metadata["tenant"] == "b")'
+    )
+    assert filter_to_expr({'metadata["tenant"]': ["a"], "on": True}) == (
+        '(metadata["tenant"] == "a") and (on == true)'
+    )
+    with pytest.raises(UnsafeFilterError, match="empty list"):
+        filter_to_expr({'metadata["tenant"]': []})
+
+
 def test_category_filter_on_scalar_or_metadata() -> None:
     assert CategoryFilter("db").to_expr("category") == 'category == "db"'
     assert CategoryFilter("db").to_expr(None) == 'metadata["category"] == "db"'
@@ -199,9 +210,18 @@ def _check_string(client: object, value: str) -> None:
     assert _matching(client, filter_to_expr({"tag": value})) == expected
     assert _matching(client, filter_to_expr({'meta["tenant"]': value})) == expected
     assert _matching(client, filter_to_expr({"tag": [value, "zz"]})) == expected
+    assert _matching(client, filter_to_expr({'meta["tenant"]': [value, "zz"]})) == expected
     # ANDed with another scope, the value can never widen the match to the other row.
     assert _matching(client, and_exprs(filter_to_expr({"tag": value}), "id == 1")) == [1]
     assert _matching(client, and_exprs(filter_to_expr({"tag": value}), "id == 3")) == []
+
+
+def test_a_list_on_a_json_path_matches_each_of_its_values_in_milvus(lite: object) -> None:
+    _put(lite, "a")
+    assert _matching(lite, filter_to_expr({'meta["tenant"]': ["a", "b"]})) == [1, 2]
+    assert _matching(lite, filter_to_expr({'meta["tenant"]': ["b", "zz"]})) == [2]
+    both = filter_to_expr({'meta["tenant"]': ["a", "b"]})
+    assert _matching(lite, and_exprs(both, "id == 2")) == [2]
 
 
 @pytest.mark.parametrize("value", ADVERSARIAL)

@@ -8,6 +8,12 @@ Example:
     'category == "db"'
     >>> filter_to_expr({"tenant": 'a" or 1==1', "level": [1, 2]})
     '(tenant == "a\\\\" or 1==1") and (level in [1, 2])'
+
+A list on a JSON path becomes an OR of equalities: Milvus (Lite and 2.3) accepts ``in`` only
+on a scalar field ("left side of 'in' must be a field reference").
+
+    >>> filter_to_expr({'metadata["tenant"]': ["a", "b"]})
+    '(metadata["tenant"] == "a" or metadata["tenant"] == "b")'
 """
 
 from __future__ import annotations
@@ -97,7 +103,9 @@ def field_ref(field: str) -> str:
 
 
 def condition(field: str, value: FilterValue) -> str:
-    """``field == value`` or, for a list, ``field in [...]``."""
+    """``field == value``; for a list, ``field in [...]`` on a scalar field and an OR of
+    equalities on a JSON path (combine the result with :func:`and_exprs`, which parenthesises).
+    """
     ref = field_ref(field)
     if isinstance(value, str | int | float | bool):
         return f"{ref} == {literal(value)}"
@@ -105,7 +113,10 @@ def condition(field: str, value: FilterValue) -> str:
         values = list(value)
         if not values:
             raise UnsafeFilterError(f"filter on {field!r} has an empty list of values")
-        return f"{ref} in [{', '.join(literal(v) for v in values)}]"
+        literals = [literal(v) for v in values]
+        if _JSON_PATH.match(field):
+            return " or ".join(f"{ref} == {lit}" for lit in literals)
+        return f"{ref} in [{', '.join(literals)}]"
     raise UnsafeFilterError(f"unsupported filter value for {field!r}: {value!r}")
 
 
