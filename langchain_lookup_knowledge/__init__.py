@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "InvocationRecorder": "langchain_lookup_knowledge.recording",
     "L0Hints": "langchain_lookup_knowledge.core.models",
     "LookupKnowledgeError": "langchain_lookup_knowledge.errors",
+    "LookupKnowledgeRetriever": "langchain_lookup_knowledge.retriever",
     "LookupResult": "langchain_lookup_knowledge.core.models",
     "LookupRuntime": "langchain_lookup_knowledge.pipeline.runtime",
     "LookupSettings": "langchain_lookup_knowledge.settings",
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.recording import InvocationRecorder, SqlInvocationRecorder
+    from langchain_lookup_knowledge.retriever import LookupKnowledgeRetriever
     from langchain_lookup_knowledge.settings import LookupSettings
     from langchain_lookup_knowledge.store.filters import CategoryFilter, filter_to_expr
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
@@ -104,6 +106,7 @@ __all__ = [
     "InvocationRecorder",
     "L0Hints",
     "LookupKnowledgeError",
+    "LookupKnowledgeRetriever",
     "LookupResult",
     "LookupRuntime",
     "LookupSettings",

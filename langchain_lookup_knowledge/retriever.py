@@ -1,0 +1,172 @@
+"""``LookupKnowledgeRetriever``: the lookup graph's evidence blocks as LangChain ``Document`` s.
+
+For chains, ``EnsembleRetriever``, evaluators: anything that takes a ``BaseRetriever``. It is a
+thin wrapper: each call runs the same lookup graph as the ``lookup_knowledge`` tool (L0 hints,
+L1 search with its filtered retry, rerank, dedup; a ``tool_invocation`` record when the settings
+ask for one) and returns its evidence blocks, best first.
+
+Example:
+    >>> from langchain_lookup_knowledge import LookupKnowledgeRetriever, LookupSettings
+    >>> retriever = LookupKnowledgeRetriever(settings=LookupSettings(), k=3)  # doctest: +SKIP
+    >>> docs = retriever.invoke("pod keeps restarting after deploy")  # doctest: +SKIP
+    >>> docs[0].metadata["source"], docs[0].metadata["scoreLabel"]["similarity"]  # doctest: +SKIP
+    ('kubernetes/pod-crashloopbackoff.md', 0.71)
+    >>> docs = await retriever.ainvoke("disk full", k=1)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
+
+from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.errors import RetrievalUnavailableError
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.recording import InvocationRecorder, recorder_for
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.filters import FilterValue
+
+PIPELINE_RUN_NAME = "lookup_knowledge_pipeline"
+
+
+class LookupKnowledgeRetriever(BaseRetriever):
+    """The ``k`` best evidence blocks of a lookup, as ``Document`` s with the contract's metadata.
+
+    Each ``Document`` has the block's text as ``page_content``, its ``evidenceKey`` as ``id``,
+    and the block's camelCase contract fields as ``metadata``: ``evidenceKey``, ``source``,
+    ``title``, ``breadcrumb``, ``category``, ``retrievalLayer``, ``score``, ``scoreLabel``
+    (path, metric, raw and normalized similarity) and ``hitReasons`` (each boost, explained).
+    No evidence (an off-topic question) is an empty list; retrieval that is down raises
+    :class:`~langchain_lookup_knowledge.errors.RetrievalUnavailableError` (a chain should
+    not mistake an outage for "nothing found").
+
+    Args:
+        settings: The same settings as the tool's (``LOOKUP_KNOWLEDGE_*`` env vars by default).
+        embeddings: The embedder (default: the one the settings name).
+        recorder: Where calls are recorded (default: the settings' recorder, when they record).
+        k: Documents per call (default ``settings.top_k``); ``invoke(query, k=3)`` overrides it.
+        filters: An authoritative filter for every call, ANDed with ``default_filter``
+            (``invoke(query, filters={...})`` overrides it), e.g. ``{'metadata["tenant"]': "a"}``.
+
+    Example:
+        >>> retriever = LookupKnowledgeRetriever(k=2)  # doctest: +SKIP
+        >>> docs = retriever.invoke("pgbouncer pool exhausted")  # doctest: +SKIP
+        >>> [d.metadata["evidenceKey"] for d in docs]  # doctest: +SKIP
+        ['databases/pgbouncer-connection-exhaustion.md#0', 'databases/pgbouncer-...md#2']
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    settings: LookupSettings = Field(default_factory=LookupSettings)
+    embeddings: Annotated[Embeddings | None, SkipValidation] = Field(default=None, exclude=True)
+    recorder: Annotated[InvocationRecorder | None, SkipValidation] = Field(
+        default=None, exclude=True
+    )
+    k: int | None = Field(default=None, ge=1, description="Documents per call (top_k).")
+    filters: dict[str, FilterValue] | None = None
+
+    _graphs: dict[int, Any] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _embedder: CachedQueryEmbeddings | None = PrivateAttr(default=None)
+    _recorder: InvocationRecorder | None = PrivateAttr(default=None)
+
+    def _graph(self, k: int) -> Any:
+        """The lookup graph returning ``k`` evidence blocks: one per ``k``, all sharing one
+        embedder (and its query-vector cache) and one recorder."""
+        with self._lock:
+            if k not in self._graphs:
+                if not self._graphs:
+                    self._embedder = _cached(self.embeddings, self.settings)
+                    self._recorder = self.recorder
+                    if self._recorder is None and self.settings.record_invocations:
+                        self._recorder = recorder_for(self.settings)
+                # model_copy: an evaluator's k may exceed the tool's top_k limit (50).
+                settings = self.settings
+                if k != settings.top_k:
+                    settings = settings.model_copy(update={"top_k": k})
+                self._graphs[k] = build_lookup_graph(
+                    settings, embeddings=self._embedder, recorder=self._recorder
+                )
+            return self._graphs[k]
+
+    def _prepare(
+        self, query: str, k: int | None, filters: dict[str, FilterValue] | None
+    ) -> tuple[Any, dict[str, Any], int]:
+        count = k or self.k or self.settings.top_k
+        if count < 1:
+            raise ValueError(f"k must be at least 1, got {count}")
+        state: dict[str, Any] = {"query": query}
+        scope = filters if filters is not None else self.filters
+        if scope:
+            state["filters"] = scope
+        return self._graph(count), state, count
+
+    @staticmethod
+    def _config(run_manager: Any) -> RunnableConfig:
+        # The graph run nests under this retriever run (one trace in LangSmith).
+        return {"callbacks": run_manager.get_child(), "run_name": PIPELINE_RUN_NAME}
+
+    def _documents(self, out: dict[str, Any], count: int) -> list[Document]:
+        result = out["result"]
+        if not isinstance(result, LookupResult):
+            result = LookupResult.model_validate(result)  # the camelCase contract dict
+        error = out.get("error") or _every_attempt_failed(result, self.settings)
+        if error:
+            raise RetrievalUnavailableError(f"knowledge retrieval is unavailable: {error}")
+        documents = []
+        for block in result.evidence_blocks[:count]:
+            metadata = block.to_json_dict()
+            content = metadata.pop("content")
+            documents.append(
+                Document(page_content=content, id=block.evidence_key, metadata=metadata)
+            )
+        return documents
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        filters: dict[str, FilterValue] | None = None,
+    ) -> list[Document]:
+        graph, state, count = self._prepare(query, k, filters)
+        return self._documents(graph.invoke(state, config=self._config(run_manager)), count)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+        filters: dict[str, FilterValue] | None = None,
+    ) -> list[Document]:
+        graph, state, count = self._prepare(query, k, filters)
+        out = await graph.ainvoke(state, config=self._config(run_manager))
+        return self._documents(out, count)
+
+
+def _cached(embeddings: Embeddings | None, settings: LookupSettings) -> CachedQueryEmbeddings:
+    if embeddings is None:
+        return build_embeddings(settings)
+    if isinstance(embeddings, CachedQueryEmbeddings):
+        return embeddings
+    return CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+
+
+def _every_attempt_failed(result: LookupResult, settings: LookupSettings) -> str | None:
+    """Why retrieval was unavailable (every L1 attempt failed), else ``None``."""
+    from langchain_lookup_knowledge.tool import _retrieval_error
+
+    return _retrieval_error(result, settings)
