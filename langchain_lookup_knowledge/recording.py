@@ -71,6 +71,7 @@ tool_invocation = Table(
     Column("error_kind", String(64), nullable=True),
     Index("ix_tool_invocation_created_at", "created_at"),
     Index("ix_tool_invocation_scope_created_at", "scope", "created_at"),
+    Index("ix_tool_invocation_record_version", "record_version"),  # rows to backfill
 )
 tool_invocation_source = Table(
     "tool_invocation_source",
