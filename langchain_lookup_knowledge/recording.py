@@ -154,7 +154,7 @@ class SqlInvocationRecorder:
         self.collection = collection
         self.scope = scope
         self.query_text = QueryTextPolicy(record_query_text)
-        self._auto_prune = AutoPrune(retention_days)
+        self._auto_prune = AutoPrune(retention_days, scope=scope)
         self._connect_timeout_s = connect_timeout_s
         self._engine: Engine | None = None
         self._lock = threading.Lock()

@@ -405,6 +405,8 @@ CLI_CONTRACT = {
         "--json",
         "--no-progress",
     },
+    "report": {"--since", "--until", "--collection", "--json", "--html", "--db", "--group-by"},
+    "records prune": {"--older-than", "--db", "--json"},
 }
 
 

@@ -19,7 +19,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from langchain_lookup_knowledge.cli import bench, compare, demo, evaluate, ingest, query
+from langchain_lookup_knowledge.cli import (
+    bench,
+    compare,
+    demo,
+    evaluate,
+    ingest,
+    query,
+    records,
+    report,
+)
 from langchain_lookup_knowledge.cli.options import EXIT_USER_ERROR, Subcommands
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 
@@ -32,6 +41,8 @@ COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     compare.register,
     evaluate.register,  # eval beir, eval queries
     bench.register,
+    report.register,
+    records.register,  # records prune
 )
 EXIT_INTERRUPTED = 130
 # Their ERROR records carry tracebacks (e.g. milvus_lite on a locked database) for failures this

@@ -56,7 +56,7 @@ class Period:
     def parse(
         cls, since: str = "7d", until: str | None = None, *, now: datetime | None = None
     ) -> Period:
-        """``--since`` / ``--until`` as given on the command line.
+        """``--since`` / ``--until`` as given on the command line (durations back from now).
 
         Example:
             >>> p = Period.parse("7d", now=datetime(2026, 12, 1, tzinfo=UTC))
@@ -65,7 +65,7 @@ class Period:
         """
         now = now or datetime.now(UTC)
         end = parse_instant(until, now=now) if until else now
-        start = parse_instant(since, now=end if _DURATION.match(since or "") else now)
+        start = parse_instant(since, now=now)  # a duration is always back from now
         if start >= end:
             raise LookupKnowledgeError(f"empty period: --since {since} is not before --until")
         return cls(start, end)

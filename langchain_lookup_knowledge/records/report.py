@@ -20,7 +20,9 @@ Top-level keys of :func:`build_report` (and ``--json``), stable for dashboards:
   {``domains``|``keywords``|``titles``|``entities``: {value: n}}, ``first_seen``,
   ``last_seen``}].
 - ``documents``: ``most_cited`` [{``source``, ``lookups``, ``evidence_blocks``,
-  ``in_context``}], ``catalog`` (``ok`` or why it could not be read), ``catalog_documents``,
+  ``in_context``}], ``catalog`` (``ok`` or why it could not be read), ``catalog_collection``
+  (``--collection``, else the one collection the period's records come from, else the
+  configured one), ``catalog_documents``,
   ``never_cited`` [{``source``, ``title``, ``category``}], ``never_cited_by_category``.
 - ``routing``: [{``category``, ``filtered_lookups``, ``retried_low_quality``, ``retried_empty``,
   ``retry_rate``, ``misleads``}], most retried first.
@@ -75,6 +77,19 @@ def query_text_modes(engine: Engine, records: RecordFilter) -> dict[str, int]:
     with engine.connect() as conn:
         full, hashed, none = conn.execute(query).one()
     return {"full": int(full), "hash": int(hashed), "none": int(none)}
+
+
+def _sole_collection(engine: Engine, records: RecordFilter) -> str | None:
+    """The one collection the period's records come from (None: none or several)."""
+    query = (
+        select(t.c.collection)
+        .where(t.c.collection.is_not(None), *records.where(t))
+        .group_by(t.c.collection)
+        .limit(2)
+    )
+    with engine.connect() as conn:
+        names = [row[0] for row in conn.execute(query)]
+    return names[0] if len(names) == 1 else None
 
 
 def limitations(modes: dict[str, int]) -> list[str]:
@@ -173,19 +188,17 @@ def build_report(
         )
         lap("gap_grouping")
         cited = most_cited(engine, records)
+        catalog_collection = collection or _sole_collection(engine, records) or settings.collection
         catalog_status = "ok"
         if catalog is None:
             try:
-                target = (
-                    settings.model_copy(update={"collection": collection})
-                    if collection
-                    else settings
-                )
+                target = settings.model_copy(update={"collection": catalog_collection})
                 catalog = catalog_in_scope(target)
+                if not catalog:
+                    catalog_status = f"empty: collection {catalog_collection!r} has no catalog"
             except Exception as exc:
-                catalog_status = (
-                    f"unavailable: {str(exc).splitlines()[0][:200] or type(exc).__name__}"
-                )
+                reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                catalog_status = f"unavailable: {reason}"
                 catalog = []
         unused = never_cited(catalog, cited_sources(engine, records))
         lap("documents")
@@ -215,6 +228,7 @@ def build_report(
         "documents": {
             "most_cited": cited,
             "catalog": catalog_status,
+            "catalog_collection": catalog_collection,
             "catalog_documents": unused["catalog_documents"],
             "never_cited": unused["documents"],
             "never_cited_by_category": unused["by_category"],

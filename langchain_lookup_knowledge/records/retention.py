@@ -15,12 +15,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
 from langchain_lookup_knowledge.recording import tool_invocation, tool_invocation_source
+from langchain_lookup_knowledge.records.columns import scope_key
 
 logger = logging.getLogger(__name__)
 PRUNE_BATCH = 20_000
@@ -28,20 +31,28 @@ AUTO_PRUNE_EVERY_S = 3600.0
 
 
 def prune_records(
-    engine: Engine, *, older_than: timedelta, now: datetime | None = None, batch: int = PRUNE_BATCH
+    engine: Engine,
+    *,
+    older_than: timedelta,
+    now: datetime | None = None,
+    scope: Mapping[str, Any] | None = None,
+    batch: int = PRUNE_BATCH,
 ) -> int:
     """Delete records (and their source rows) created before ``now - older_than``; return how
-    many lookups went. Deletes in batches so writers never wait long for the lock."""
+    many lookups went. Under a ``scope`` (an authoritative ``default_filter``) only that scope's
+    records go: one tenant's retention never deletes another's. Deletes in batches so writers
+    never wait long for the lock."""
     cutoff = (now or datetime.now(UTC)) - older_than
+    conditions = [tool_invocation.c.created_at < cutoff]
+    if scope:
+        conditions.append(tool_invocation.c.scope == scope_key(scope))
     deleted = 0
     while True:
         with engine.begin() as conn:
             ids = [
                 row[0]
                 for row in conn.execute(
-                    select(tool_invocation.c.id)
-                    .where(tool_invocation.c.created_at < cutoff)
-                    .limit(batch)
+                    select(tool_invocation.c.id).where(*conditions).limit(batch)
                 )
             ]
             if not ids:
@@ -53,10 +64,11 @@ def prune_records(
             )
             conn.execute(delete(tool_invocation).where(tool_invocation.c.id.in_(ids)))
             deleted += len(ids)
-    with engine.begin() as conn:  # source rows whose lookup is already gone
-        conn.execute(
-            delete(tool_invocation_source).where(tool_invocation_source.c.created_at < cutoff)
-        )
+    if not scope:
+        with engine.begin() as conn:  # source rows whose lookup is already gone
+            conn.execute(
+                delete(tool_invocation_source).where(tool_invocation_source.c.created_at < cutoff)
+            )
     return deleted
 
 
@@ -64,7 +76,13 @@ class AutoPrune:
     """The recorder's retention: prune after a write, at most once per ``every_s``; never fails
     the write (a failed prune is logged and tried again later)."""
 
-    def __init__(self, retention_days: float | None, every_s: float = AUTO_PRUNE_EVERY_S) -> None:
+    def __init__(
+        self,
+        retention_days: float | None,
+        every_s: float = AUTO_PRUNE_EVERY_S,
+        scope: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.scope = scope
         self.retention = timedelta(days=retention_days) if retention_days else None
         self.every_s = every_s
         self._last = float("-inf")
@@ -80,7 +98,7 @@ class AutoPrune:
                 return None
             self._last = now
         try:
-            return prune_records(engine, older_than=self.retention)
+            return prune_records(engine, older_than=self.retention, scope=self.scope)
         except Exception as exc:
             logger.warning("pruning old tool_invocation records failed: %s", exc)
             return None

@@ -1,0 +1,61 @@
+"""``lookup-knowledge records prune --older-than 90d``: delete old invocation records.
+
+Under an authoritative ``default_filter`` only that scope's records are deleted.
+
+Example:
+    >>> from langchain_lookup_knowledge.cli import build_parser
+    >>> build_parser().parse_args(["records", "prune", "--older-than", "90d"]).older_than
+    '90d'
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from langchain_lookup_knowledge.cli.options import (
+    EXIT_OK,
+    Subcommands,
+    print_json,
+    settings_from_args,
+)
+from langchain_lookup_knowledge.cli.report import add_records_db_arg
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Delete the records older than ``--older-than``; print how many lookups went."""
+    from langchain_lookup_knowledge.recording import SqlInvocationRecorder
+    from langchain_lookup_knowledge.records.period import parse_duration
+    from langchain_lookup_knowledge.records.retention import prune_records
+
+    age = parse_duration(args.older_than)
+    settings = settings_from_args(args, invocation_db_url=args.db)
+    now = datetime.now(UTC)
+    recorder = SqlInvocationRecorder(settings.resolved_invocation_db_url)
+    try:
+        deleted = prune_records(
+            recorder.engine, older_than=age, now=now, scope=settings.default_filter
+        )
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise LookupKnowledgeError(f"cannot prune the invocation records: {first}") from None
+    finally:
+        recorder.dispose()
+    cutoff = (now - age).isoformat(timespec="seconds")
+    if args.json:
+        print_json({"deleted": deleted, "before": cutoff, "scope": settings.default_filter})
+    else:
+        print(f"deleted {deleted} lookup records created before {cutoff}")
+    return EXIT_OK
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``records`` (``records prune``) to the subcommands."""
+    parser = sub.add_parser("records", help="manage the invocation records")
+    actions = parser.add_subparsers(dest="records_command", required=True)
+    prune = actions.add_parser("prune", help="delete records older than a duration")
+    prune.add_argument("--older-than", required=True, help="a duration: 90d, 12w, 36h")
+    add_records_db_arg(prune)
+    prune.add_argument("--json", action="store_true", help="print the result as JSON")
+    prune.set_defaults(func=run_prune)

@@ -1,0 +1,87 @@
+"""``lookup-knowledge report``: what the agents asked, what the knowledge base could not answer,
+which documents carry the load, from the invocation records (SQLite or PostgreSQL).
+
+Example:
+    >>> from langchain_lookup_knowledge.cli import build_parser
+    >>> args = build_parser().parse_args(["report", "--since", "30d", "--json"])
+    >>> args.since, args.json, args.html
+    ('30d', True, None)
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from langchain_lookup_knowledge.cli.options import (
+    EXIT_OK,
+    Subcommands,
+    print_json,
+    settings_from_args,
+    warn,
+)
+from langchain_lookup_knowledge.errors import LookupKnowledgeError
+
+
+def add_records_db_arg(parser: argparse.ArgumentParser) -> None:
+    """``--db URL``: the records database (default: the configured ``invocation_db_url``)."""
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="records database, a SQLAlchemy URL (default: the configured invocation_db_url)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the report; print it (text or ``--json``) and write ``--html FILE``."""
+    from langchain_lookup_knowledge.records.page import render_html
+    from langchain_lookup_knowledge.records.period import Period
+    from langchain_lookup_knowledge.records.report import build_report
+    from langchain_lookup_knowledge.records.text import render_text
+
+    period = Period.parse(args.since, args.until)
+    settings = settings_from_args(args, invocation_db_url=args.db)
+    html_path = Path(args.html) if args.html else None
+    if html_path is not None and not html_path.parent.is_dir():
+        raise LookupKnowledgeError(f"--html: folder {html_path.parent} does not exist")
+    try:
+        report = build_report(settings, period, collection=args.collection, group_by=args.group_by)
+    except LookupKnowledgeError:
+        raise
+    except Exception as exc:  # the database is unreachable, locked, not ours
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise LookupKnowledgeError(f"cannot read the invocation records: {first}") from None
+    if html_path is not None:
+        tmp = html_path.with_name(f".{html_path.name}.tmp")
+        tmp.write_text(render_html(report), encoding="utf-8")
+        tmp.replace(html_path)  # never a half-written page
+        if not args.json:
+            warn(f"wrote {html_path}")
+    if args.json:
+        print_json(report)
+    else:
+        print(render_text(report))
+    return EXIT_OK
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``report`` to the subcommands."""
+    parser = sub.add_parser(
+        "report", help="what the agents asked and the knowledge base could not answer"
+    )
+    parser.add_argument("--since", default="7d", help="start: a duration back (7d) or a date")
+    parser.add_argument("--until", help="end (excluded): a duration back or a date; default now")
+    parser.add_argument(
+        "--collection", help="only lookups of this collection (and its catalog); default: all"
+    )
+    parser.add_argument("--uri", help="Milvus URI holding the catalog (default: configured)")
+    add_records_db_arg(parser)
+    parser.add_argument(
+        "--group-by",
+        choices=["auto", "meaning", "terms"],
+        default="auto",
+        help="gap grouping: meaning (the configured embedder; auto) or shared terms",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object (documented keys)")
+    parser.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
+    parser.set_defaults(func=run)
