@@ -61,6 +61,8 @@ from langchain_lookup_knowledge.store.schema import (
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
+# (chunks embedded so far, chunks to embed): embedding is the slow part of an ingest.
+ChunkProgressCallback = Callable[[int, int], None]
 
 
 @dataclass
@@ -146,22 +148,39 @@ def _chunk_rows(
 
 
 class _Progress:
-    def __init__(self, total: int, enabled: bool, callback: ProgressCallback | None) -> None:
+    """Files written (the callback) and chunks embedded (the bar, the chunk callback)."""
+
+    def __init__(
+        self,
+        total: int,
+        chunks: int,
+        enabled: bool,
+        callback: ProgressCallback | None,
+        chunk_callback: ChunkProgressCallback | None = None,
+    ) -> None:
         self.callback = callback
+        self.chunk_callback = chunk_callback
         self.bar = None
-        if enabled and total:
+        if enabled and chunks:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="file", desc="ingest", file=sys.stderr, leave=False)
+            self.bar = tqdm(total=chunks, unit="chunk", desc="embed", file=sys.stderr, leave=False)
         self.done = 0
         self.total = total
+        self.chunks_done = 0
+        self.chunks = chunks
 
     def advance(self, source: str) -> None:
         self.done += 1
-        if self.bar is not None:
-            self.bar.update(1)
         if self.callback is not None:
             self.callback(source, self.done, self.total)
+
+    def embedded(self, n: int) -> None:
+        self.chunks_done += n
+        if self.bar is not None:
+            self.bar.update(n)
+        if self.chunk_callback is not None:
+            self.chunk_callback(self.chunks_done, self.chunks)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -176,6 +195,7 @@ def ingest_folder(
     embeddings: Embeddings | None = None,
     show_progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
+    on_chunk_progress: ChunkProgressCallback | None = None,
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
@@ -217,6 +237,7 @@ def ingest_folder(
         embeddings=embeddings,
         show_progress=show_progress,
         on_progress=on_progress,
+        on_chunk_progress=on_chunk_progress,
         prune_to=present if prune else None,
     )
 
@@ -229,6 +250,7 @@ def ingest_documents(
     embeddings: Embeddings | None = None,
     show_progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
+    on_chunk_progress: ChunkProgressCallback | None = None,
 ) -> IngestReport:
     """Index already-parsed documents (e.g. a BEIR corpus) through the same write path.
 
@@ -245,6 +267,7 @@ def ingest_documents(
         embeddings=embeddings,
         show_progress=show_progress,
         on_progress=on_progress,
+        on_chunk_progress=on_chunk_progress,
         prune_to=None,
     )
 
@@ -258,6 +281,7 @@ def _ingest(
     embeddings: Embeddings | None,
     show_progress: bool | None,
     on_progress: ProgressCallback | None,
+    on_chunk_progress: ChunkProgressCallback | None,
     prune_to: set[str] | None,
 ) -> IngestReport:
     """The write path shared by folders and in-memory documents."""
@@ -289,14 +313,19 @@ def _ingest(
             client, settings, dimension, choose_analyzer(settings, docs)
         )
         enabled = sys.stderr.isatty() if show_progress is None else show_progress
-        progress = _Progress(len(changed), enabled, on_progress)
+        planned = [
+            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap))
+            for doc in changed
+        ]
+        chunk_total = sum(len(chunks) for _, chunks in planned)
+        progress = _Progress(len(changed), chunk_total, enabled, on_progress, on_chunk_progress)
         try:
             _write_documents(
                 client,
                 settings,
                 layout,
                 catalog_name,
-                changed,
+                planned,
                 embedder,
                 report,
                 progress,
@@ -330,7 +359,7 @@ def _write_documents(
     settings: LookupSettings,
     layout: CollectionLayout,
     catalog_name: str,
-    docs: Sequence[KnowledgeDocument],
+    planned: Sequence[tuple[KnowledgeDocument, list[Chunk]]],
     embedder: Embeddings,
     report: IngestReport,
     progress: _Progress,
@@ -349,7 +378,13 @@ def _write_documents(
         if not group:
             return
         texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
-        vectors = embedder.embed_documents(texts)
+        vectors: list[list[float]] = []
+        # In embedding batches, so the progress bar moves while the slow part runs.
+        batch = settings.embedding_batch_size
+        for start in range(0, len(texts), batch):
+            piece = texts[start : start + batch]
+            vectors.extend(embedder.embed_documents(piece))
+            progress.embedded(len(piece))
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]
         check_vectors(vectors, what="chunk", names=keys)
@@ -381,8 +416,7 @@ def _write_documents(
         group.clear()
         group_chunks = 0
 
-    for doc in docs:
-        chunks = chunk_document(doc, settings.chunk_size, settings.chunk_overlap)
+    for doc, chunks in planned:
         group.append((doc, chunks))
         group_chunks += len(chunks)
         if group_chunks >= settings.insert_batch_size:

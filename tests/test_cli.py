@@ -24,10 +24,10 @@ from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from conftest import RUNBOOKS_EN, require_shared
+    from conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
-    from tests.conftest import RUNBOOKS_EN, require_shared
+    from tests.conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
     from tests.kb_helpers import write
 
 CONTRACT_KEYS = {
@@ -499,3 +499,71 @@ def test_eval_queries_refuses_a_file_with_a_non_utf8_line_naming_it(sample_kb_st
     assert code == 2
     assert out == ""
     assert_one_line_error(err, f"{questions}:2: not valid UTF-8 (byte 0xe9")
+
+
+# --- ingest progress: over chunks, on a terminal only -------------------------------------
+
+
+def test_ingest_reports_progress_per_embedding_batch(settings, real_embeddings):
+    from langchain_lookup_knowledge.ingest import ingest_folder
+
+    calls: list[tuple[int, int]] = []
+    report = ingest_folder(
+        SAMPLE_KB,
+        settings.model_copy(update={"embedding_batch_size": 8}),
+        embeddings=real_embeddings,
+        on_chunk_progress=lambda done, total: calls.append((done, total)),
+    )
+    total = report.chunks_written
+    assert total > 16
+    assert len(calls) == -(-total // 8)  # one call per embedding batch
+    assert [done for done, _ in calls] == sorted({done for done, _ in calls})
+    assert calls[-1] == (total, total)
+    assert {t for _, t in calls} == {total}
+
+
+def test_ingest_progress_bar_shows_on_a_terminal_and_not_when_piped(tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    env = {**os.environ, "LOOKUP_KNOWLEDGE_DATA_DIR": str(tmp_path / "data")}
+    command = (
+        [str(CONSOLE_SCRIPT)]
+        if CONSOLE_SCRIPT.exists()
+        else [sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    )
+    piped = subprocess.run(
+        [*command, "ingest", str(SAMPLE_KB), "--uri", str(tmp_path / "piped.db")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stderr == ""
+
+    leader, follower = pty.openpty()
+    # A terminal of 80 columns (a new pseudo-terminal has none, and tqdm then draws nothing).
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(
+        [*command, "ingest", str(SAMPLE_KB), "--uri", str(tmp_path / "tty.db")],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0
+    assert b"embed" in seen
+    assert b"chunk" in seen
