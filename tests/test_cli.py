@@ -567,3 +567,37 @@ def test_ingest_progress_bar_shows_on_a_terminal_and_not_when_piped(tmp_path):
     assert proc.wait(timeout=300) == 0
     assert b"embed" in seen
     assert b"chunk" in seen
+
+
+# --- eval queries: questions about documents the pipeline never indexed -------------------
+
+
+def test_eval_queries_reports_questions_about_unindexed_documents_apart(tmp_path):
+    from langchain_lookup_knowledge.evaluation.queries import bare_chunks
+
+    kb = tmp_path / "kb"
+    write(kb, "disk-full.md", "---\ntitle: Disk full\n---\n# Disk full\n\nDelete old logs.\n")
+    write(kb, "broken.md", "---\ntitle: [oops\n---\n# Node down\n\nReboot the node.\n")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps({"q": "the disk is full", "rel": ["disk-full"]})
+        + "\n"
+        + json.dumps({"q": "a node is down", "rel": ["broken"]})
+        + "\n",
+        encoding="utf-8",
+    )
+    store = ["--uri", str(tmp_path / "m.db"), "--collection", "tiny"]
+    code, _, err = run_main(["ingest", str(kb), *store])
+    assert code == 0, err
+    code, out, err = run_main(
+        ["eval", "queries", str(questions), "--kb", str(kb), *store, "--json", "--no-progress"]
+    )
+    assert code == 0, err
+    report = json.loads(out.splitlines()[-1])
+    assert report["questions"] == 1
+    assert report["questions_not_indexed"] == 1
+    assert report["not_indexed"] == [{"q": "a node is down", "rel": ["broken"]}]
+    assert report["recall@5"] == 1.0
+    # The bare baselines index the same files as the pipeline, not the one it refused.
+    only_good, _ = bare_chunks(kb, 1000, 150, only={"disk-full.md"})
+    assert report["baselines"]["dense"]["chunks"] == len(only_good)

@@ -73,8 +73,11 @@ def load_questions(path: str | Path) -> tuple[dict[str, str], dict[str, dict[str
     return queries, qrels
 
 
-def bare_chunks(kb: Path, chunk_size: int, chunk_overlap: int) -> tuple[list[Document], list[str]]:
-    """What a bare user indexes: every markdown file read as text, split recursively."""
+def bare_chunks(
+    kb: Path, chunk_size: int, chunk_overlap: int, only: set[str] | None = None
+) -> tuple[list[Document], list[str]]:
+    """What a bare user indexes: every markdown file read as text, split recursively
+    (``only``: just these relative paths, the files the pipeline indexed)."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files
@@ -85,6 +88,8 @@ def bare_chunks(kb: Path, chunk_size: int, chunk_overlap: int) -> tuple[list[Doc
     for path in iter_markdown_files(kb):
         text = path.read_text(encoding="utf-8", errors="replace")
         source = path.relative_to(kb).as_posix()
+        if only is not None and source not in only:
+            continue
         for i, piece in enumerate(splitter.split_text(text)):
             docs.append(
                 Document(page_content=piece, metadata={"doc_id": stem(source), "source": source})
@@ -111,6 +116,15 @@ def _misses(
     return out
 
 
+def indexed_sources(settings: LookupSettings) -> set[str]:
+    """The sources in the collection's catalog (what the pipeline indexed); empty if none."""
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    client = open_client(settings)
+    return {e.source for e in load_catalog(client, settings.resolved_catalog_collection)}
+
+
 def run_queries(
     path: str | Path,
     settings: LookupSettings,
@@ -124,6 +138,23 @@ def run_queries(
 
     progress = progress_enabled(show_progress)
     queries, qrels = load_questions(path)
+    # A question whose documents the pipeline never indexed (refused, or not in this collection)
+    # measures nothing about retrieval: listed apart, not scored, for every system alike.
+    sources = indexed_sources(settings)
+    stems = {stem(s) for s in sources}
+    not_indexed = [
+        {"q": queries[qid], "rel": sorted(qrels[qid])}
+        for qid in queries
+        if sources and not set(qrels[qid]) & stems
+    ]
+    if sources:
+        queries = {qid: q for qid, q in queries.items() if set(qrels[qid]) & stems}
+        qrels = {qid: qrels[qid] for qid in queries}
+    if not queries:
+        raise ConfigurationError(
+            f"no question of {path} is about a document in collection {settings.collection!r}: "
+            "was it ingested from the folder these questions are about?"
+        )
     embedder = build_embeddings(settings)
     graph = build_lookup_graph(eval_settings(settings, top_k=K), embeddings=embedder)
     run = run_pipeline(graph, queries, doc_id=stem, progress=progress)
@@ -143,9 +174,14 @@ def run_queries(
         root = Path(kb).expanduser()
         if not root.is_dir():
             raise ConfigurationError(f"knowledge folder not found: {root}")
-        docs, ids = bare_chunks(root, settings.chunk_size, settings.chunk_overlap)
+        # The same corpus on both sides: the files the pipeline indexed (not the ones it refused).
+        docs, ids = bare_chunks(
+            root, settings.chunk_size, settings.chunk_overlap, only=sources or None
+        )
         if not docs:
-            raise ConfigurationError(f"no markdown files under {root}")
+            raise ConfigurationError(
+                f"no markdown file under {root} is indexed in collection {settings.collection!r}"
+            )
         key = short_hash(
             *(d.page_content for d in docs),
             embedder_fingerprint(settings),
@@ -178,6 +214,8 @@ def run_queries(
             }
     result: dict[str, Any] = {
         "questions": len(queries),
+        "questions_not_indexed": len(not_indexed),
+        "not_indexed": not_indexed,
         "file": str(path),
         "collection": settings.collection,
         **{m: pipeline[m] for m in METRICS},
@@ -205,6 +243,10 @@ def format_queries(report: dict[str, Any]) -> str:
     ]
     pipeline = report["pipeline"]
     lines.append(f"relevance levels: {pipeline['relevance']}; fallbacks: {pipeline['fallbacks']}")
+    for skipped in report.get("not_indexed", []):
+        lines.append(
+            f"  not scored (document not in the collection): {skipped['q']!r} rel={skipped['rel']}"
+        )
     for miss in pipeline["misses@5"]:
         lines.append(f"  miss@5: {miss['q']!r} rel={miss['rel']} got={miss['got']}")
     return "\n".join(lines)
