@@ -7,6 +7,7 @@ Input ``{"query": "pod keeps restarting"}``; output ``result`` (the evidence-fir
 ``retrieval_details`` (what is persisted in ``tool_invocation``).
 """
 
-from langchain_lookup_knowledge import LookupSettings, build_lookup_graph
+from langchain_lookup_knowledge import LookupRuntime, LookupSettings, build_lookup_graph
 
-graph = build_lookup_graph(LookupSettings(), name="lookup_knowledge")
+runtime = LookupRuntime.configured(LookupSettings())
+graph = build_lookup_graph(runtime=runtime, name="lookup_knowledge")

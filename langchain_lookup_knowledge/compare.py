@@ -1,8 +1,11 @@
 """Both L1 paths on the same query vector, side by side (``lookup-knowledge compare``).
 
 The VectorStore path (langchain-milvus) and the SDK path (pymilvus) search the same collection
-with the same vector, filter and retrieval mode; each result is shown in the sidecar's normalized
-comparison shape (source, breadcrumb, rank, labelled score), with overlap@k and rank differences.
+with the same vector, filter and retrieval mode: those of the lookup's first attempt, planned by
+:func:`~langchain_lookup_knowledge.pipeline.plan.plan_query` as the tool plans them (the CJK
+rule, the L0 category filter, ``default_filter``), at ``k`` results; each result is shown in
+the sidecar's normalized comparison shape (source, breadcrumb, rank, labelled score), with
+overlap@k and rank differences.
 A path that fails is reported with its error; the other one is still shown.
 
 Example:
@@ -16,10 +19,8 @@ import time
 from typing import Any
 
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
-from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.filters import filter_to_expr
 
 PATHS = ("vectorstore", "sdk")
 
@@ -37,6 +38,9 @@ def compare_paths(
     ``runtime`` (a :class:`~langchain_lookup_knowledge.pipeline.runtime.LookupRuntime`) lets a
     caller reuse one, or inject a path.
     """
+    from dataclasses import replace
+
+    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 
     text = query.strip()
@@ -45,21 +49,16 @@ def compare_paths(
     runtime = runtime or LookupRuntime(settings)
     vector = runtime.embeddings.embed_query(text)
     layout = runtime.layout
-    retrieval_mode = settings.retrieval_mode if layout.has_bm25 else "dense"
-    request = SearchRequest.configured(
-        settings,
-        query_text=text,
-        query_vector=vector,
-        expr=filter_to_expr(settings.default_filter),  # the deployment's scope always applies
-        k=max(k, 1),
-        retrieval_mode=retrieval_mode,
-        row_count=layout.row_count,
-    )
+    l0 = runtime.matcher().match(text)
+    plan = plan_query(text, settings, vector=vector, layout=layout, l0=l0)
+    first = plan.first_attempt
+    request = replace(plan.request(first.expr if first else None), k=max(k, 1))
     out: dict[str, Any] = {
         "query": text,
         "collection": layout.name,
         "metric": layout.metric_type,
-        "retrievalMode": retrieval_mode,
+        "retrievalMode": plan.retrieval_mode,
+        "attempt": first.name if first else None,
         "filter": request.expr,
         "k": request.k,
     }

@@ -27,6 +27,10 @@ class StoreUnavailableError(LookupKnowledgeError):
     """Milvus cannot be opened or reached (locked, wrong path, unreachable, timed out)."""
 
 
+class CollectionNotFoundError(StoreUnavailableError):
+    """Milvus answers, but the configured collection does not exist (ingest first)."""
+
+
 class SchemaMismatchError(LookupKnowledgeError):
     """An existing collection does not fit the configured embedder, metric or fields."""
 
@@ -37,3 +41,23 @@ class RetrievalUnavailableError(LookupKnowledgeError):
 
 class UnsafeFilterError(LookupKnowledgeError, ValueError):
     """A filter value or field name cannot be placed safely in a Milvus expression."""
+
+
+PERMANENT_ERRORS: tuple[type[Exception], ...] = (
+    ConfigurationError,
+    CollectionNotFoundError,
+    ModelFilesError,
+    SchemaMismatchError,
+    UnsafeFilterError,
+)
+"""Failures that retrying cannot fix: the configuration or the index must change first."""
+
+
+def is_permanent(exc: BaseException) -> bool:
+    """Whether ``exc`` is a configuration problem (retrying will not help), not a transient fault.
+
+    Example:
+        >>> is_permanent(SchemaMismatchError("dimension 384 != 768")), is_permanent(TimeoutError())
+        (True, False)
+    """
+    return isinstance(exc, PERMANENT_ERRORS)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,9 +40,6 @@ from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.redaction import mask_url, redact
 
 DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
-# A CJK character is about one term of a question; a Latin word is one term.
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_LATIN_WORD = re.compile(r"[A-Za-z0-9]+")
 
 RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
 RetrievalMode = Literal["dense", "hybrid", "sparse"]
@@ -53,9 +49,6 @@ _URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
 
 CANDIDATES_PER_BLOCK = 3
 """``candidate_k=None`` fetches this many L1 candidates per evidence block asked for."""
-
-STOPWORD_DROP_MIN_ROWS = 5_000
-"""``bm25_drop_stopwords=auto`` drops stopwords from BM25 queries from this collection size on."""
 
 ENV_PREFIX = "LOOKUP_KNOWLEDGE_"
 _FIELD_NAME_SETTINGS = (
@@ -457,41 +450,6 @@ class LookupSettings(BaseSettings):
             (15, 30)
         """
         return max(self.candidate_k or CANDIDATES_PER_BLOCK * self.top_k, self.top_k)
-
-    def drops_bm25_stopwords(self, row_count: int) -> bool:
-        """Whether BM25 searches drop stopwords in a collection of ``row_count`` chunks.
-
-        Example:
-            >>> settings = LookupSettings()
-            >>> settings.drops_bm25_stopwords(177), settings.drops_bm25_stopwords(10_652)
-            (False, True)
-        """
-        if self.bm25_drop_stopwords == "auto":
-            return row_count >= STOPWORD_DROP_MIN_ROWS
-        return bool(self.bm25_drop_stopwords)
-
-    def retrieval_mode_for(self, query: str, *, bm25_analyzer: str | None) -> RetrievalMode:
-        """The retrieval mode of one question (``cjk_retrieval_mode`` for a CJK question).
-
-        The bundled MiniLM reads English only: its vector of a Chinese question is noise that
-        dilutes the fused ranking, so by default BM25 alone answers a question whose terms are
-        mostly CJK, where the collection's BM25 field is analysed by jieba (``standard`` cannot
-        split Chinese). Another embedder (``openai``, ``local_model_dir``) keeps
-        ``retrieval_mode``.
-
-        Example:
-            >>> LookupSettings().retrieval_mode_for("pod 一直重启怎么办", bm25_analyzer="jieba")
-            'sparse'
-            >>> LookupSettings().retrieval_mode_for("pod keeps restarting", bm25_analyzer="jieba")
-            'hybrid'
-        """
-        cjk = len(_CJK_CHAR.findall(query))
-        if bm25_analyzer != "jieba" or cjk == 0 or cjk < len(_LATIN_WORD.findall(query)):
-            return self.retrieval_mode
-        if self.cjk_retrieval_mode != "auto":
-            return self.cjk_retrieval_mode
-        english_only = self.embedding_provider == "local" and self.local_model_dir is None
-        return "sparse" if english_only else self.retrieval_mode
 
     @property
     def resolved_milvus_uri(self) -> str:

@@ -27,8 +27,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError
 
-from langchain_lookup_knowledge.core.models import LookupResult
-from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
+from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
+from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError, is_permanent
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -47,6 +47,16 @@ UNAVAILABLE_ERROR = (
     "Knowledge retrieval unavailable right now ({detail}). Try again later or answer without "
     "the knowledge base, saying so."
 )
+MISCONFIGURED_ERROR = (
+    "Knowledge retrieval is misconfigured ({detail}); retrying will not help until an operator "
+    "fixes it. Answer without the knowledge base and tell the user it needs attention."
+)
+
+
+def tool_error_message(error: RetrievalError) -> str:
+    """What the model reads when retrieval could not run: retry only for a transient fault."""
+    template = MISCONFIGURED_ERROR if error.kind == "configuration" else UNAVAILABLE_ERROR
+    return template.format(detail=error.message)
 
 
 class LookupKnowledgeInput(BaseModel):
@@ -68,14 +78,6 @@ def _content(result: LookupResult) -> str:
         f"sources: {', '.join(result.context_pack.included_sources)}\n\n"
     )
     return header + result.context_pack.text
-
-
-def _retrieval_error(result: LookupResult, settings: LookupSettings) -> str | None:
-    """Why retrieval was unavailable (every L1 attempt failed), else ``None``."""
-    attempts = result.retrieval_trace.attempts
-    if not settings.l1_enabled or not attempts or any(a.status != "error" for a in attempts):
-        return None
-    return "; ".join(f"{a.path}: {a.error}" for a in attempts if a.error) or "every path failed"
 
 
 def run_metadata(result: LookupResult, details: dict[str, Any]) -> dict[str, Any]:
@@ -154,9 +156,9 @@ class _LookupCall:
     ) -> tuple[str, dict[str, Any]]:
         result: LookupResult = out["result"]
         _annotate_tool_run(callbacks, run_metadata(result, out.get("retrieval_details") or {}))
-        error = _retrieval_error(result, self.settings)
-        if error:
-            raise ToolException(UNAVAILABLE_ERROR.format(detail=error))
+        error: RetrievalError | None = out.get("error")
+        if error is not None:
+            raise ToolException(tool_error_message(error))
         return _content(result), result.to_json_dict()
 
     @staticmethod
@@ -165,7 +167,8 @@ class _LookupCall:
         if isinstance(exc, InvalidQueryError):
             return ToolException(str(exc))
         if isinstance(exc, LookupKnowledgeError):
-            return ToolException(UNAVAILABLE_ERROR.format(detail=exc))
+            kind: ErrorKind = "configuration" if is_permanent(exc) else "transient"
+            return ToolException(tool_error_message(RetrievalError(kind=kind, message=str(exc))))
         # Anything else (a driver error, a bug) still reaches the model as a readable error.
         logger.exception("lookup_knowledge failed")
         return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {exc}"))
@@ -229,9 +232,11 @@ def create_lookup_knowledge_tool(
 
 __all__ = [
     "EMPTY_QUERY_ERROR",
+    "MISCONFIGURED_ERROR",
     "TOOL_NAME",
     "UNAVAILABLE_ERROR",
     "LookupKnowledgeInput",
     "create_lookup_knowledge_tool",
     "run_metadata",
+    "tool_error_message",
 ]

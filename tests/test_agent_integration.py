@@ -151,7 +151,7 @@ def test_langgraph_json_graph_builds_without_touching_milvus(tmp_path, monkeypat
     assert isinstance(graph, CompiledStateGraph)
     assert graph.name == "lookup_knowledge"
     assert set(graph.get_graph().nodes) >= PIPELINE_NODES
-    runtime = graph.lookup_runtime
+    runtime = module.runtime  # the graph's shared resources, built before it
     assert runtime.settings.data_dir == tmp_path
     assert runtime.recorder.url.endswith(str(tmp_path / "invocations.sqlite3"))
     # Lazily safe: no Milvus Lite database, no records file, no client yet.

@@ -981,8 +981,9 @@ def test_chinese_off_topic_question_finds_no_evidence(tmp_path, real_embeddings)
     settings = lite_settings(tmp_path, "zh_kb")
     report = ingest_folder(kb, settings, embeddings=real_embeddings)
     assert report.bm25
-    graph = build_lookup_graph(settings, embeddings=real_embeddings)
-    assert graph.lookup_runtime.layout.analyzer == "jieba"
+    runtime = LookupRuntime(settings, embeddings=real_embeddings)
+    graph = build_lookup_graph(runtime=runtime)
+    assert runtime.layout.analyzer == "jieba"
 
     off_topic = graph.invoke({"query": "巧克力蛋糕的做法"})["result"]
     assert off_topic.retrieval_trace.retrieval_mode == "sparse"

@@ -13,6 +13,7 @@ import pytest
 
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import open_client
@@ -113,7 +114,8 @@ def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(
     settings = sample_kb_store.model_copy(
         update={"invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}"}
     )
-    graph = build_lookup_graph(settings, embeddings=real_embeddings)
+    runtime = LookupRuntime.configured(settings, embeddings=real_embeddings)
+    graph = build_lookup_graph(runtime=runtime)
     tool = create_lookup_knowledge_tool(settings, graph=graph)
 
     def worker(thread_no: int) -> list:
@@ -133,6 +135,6 @@ def test_one_tool_shared_by_two_threads_each_with_its_own_event_loop(
         messages = [m for f in futures for m in f.result(timeout=240)]
 
     assert [m.status for m in [*messages, sync_message]] == ["success"] * 9
-    assert graph.lookup_runtime.client is open_client(settings)  # one shared client
+    assert runtime.client is open_client(settings)  # one shared client
     rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows(limit=100)
     assert len(rows) == 9

@@ -248,19 +248,20 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
 
 def test_cjk_question_uses_bm25_alone_with_the_english_only_embedder(tmp_path: Path):
     from langchain_lookup_knowledge import LookupSettings
+    from langchain_lookup_knowledge.pipeline.plan import retrieval_mode_for
 
     default = LookupSettings()
-    assert default.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="jieba") == "sparse"
-    assert default.retrieval_mode_for("pod 一直重启", bm25_analyzer="jieba") == "sparse"
+    assert retrieval_mode_for(default, "节点磁盘满了怎么办", bm25_analyzer="jieba") == "sparse"
+    assert retrieval_mode_for(default, "pod 一直重启", bm25_analyzer="jieba") == "sparse"
     # mostly English, or a BM25 field that cannot split Chinese: the configured mode
     assert (
-        default.retrieval_mode_for("how to fix 节点 notready quickly", bm25_analyzer="jieba")
+        retrieval_mode_for(default, "how to fix 节点 notready quickly", bm25_analyzer="jieba")
         == "hybrid"
     )
-    assert default.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="standard") == "hybrid"
+    assert retrieval_mode_for(default, "节点磁盘满了怎么办", bm25_analyzer="standard") == "hybrid"
     # a multilingual embedder keeps the configured mode
     multilingual = LookupSettings(local_model_dir=tmp_path)
-    assert multilingual.retrieval_mode_for("节点磁盘满了怎么办", bm25_analyzer="jieba") == "hybrid"
+    assert retrieval_mode_for(multilingual, "节点磁盘满了怎么办", bm25_analyzer="jieba") == "hybrid"
 
 
 def test_bench_reads_questions_as_q_as_beir_text_or_one_per_line(tmp_path: Path):

@@ -324,17 +324,21 @@ def test_chunk_level_dedup_keeps_distinct_chunks(store, fake):
     assert len(set(keys(result))) == len(keys(result))
 
 
-def test_same_evidence_key_collapses_and_merges_reasons(store, fake):
+def test_same_evidence_key_collapses_to_one_block_whose_reasons_add_up(store, fake):
     # The filtered attempt (storage) and the unfiltered retry both return low-vault.md#0.
     result = lookup(store, fake, "gamma lowvault")
-    attempts = [a.name for a in result.retrieval_trace.attempts]
-    assert attempts == ["filtered", "unfiltered_retry"]
+    trace = result.retrieval_trace
+    assert [a.name for a in trace.attempts] == ["filtered", "unfiltered_retry"]
     assert keys(result).count("storage/low-vault.md#0") == 1
     block = next(b for b in result.evidence_blocks if b.evidence_key == "storage/low-vault.md#0")
-    similarity_details = [r.detail for r in block.hit_reasons if r.kind == "l1_similarity"]
-    assert any("attempt=filtered" in d for d in similarity_details)
-    assert any("attempt=unfiltered_retry" in d for d in similarity_details)
+    [similarity] = [r for r in block.hit_reasons if r.kind == "l1_similarity"]  # the best one's
+    assert sum(r.contribution for r in block.hit_reasons) == pytest.approx(block.score)
     assert any(r.kind == "l0_keyword" for r in block.hit_reasons)
+    # a deliberate fusion: the trace names the attempts whose candidates became blocks
+    assert trace.selected_attempt == "unfiltered_retry"
+    attempt = similarity.detail.rsplit("attempt=", 1)[1]
+    assert attempt in trace.contributing_attempts
+    assert set(trace.contributing_attempts) <= {"filtered", "unfiltered_retry"}
 
 
 def test_postprocess_count_tracking(recorded):

@@ -7,6 +7,7 @@ skipped; the others are still answered, and the exit code is 1.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_lookup_knowledge.cli.options import (
@@ -20,8 +21,6 @@ from langchain_lookup_knowledge.cli.options import (
 )
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, gather_questions
-
-UNAVAILABLE_PREFIX = "Knowledge retrieval unavailable"
 
 
 def format_result(result: Any) -> str:
@@ -54,9 +53,9 @@ def format_result(result: Any) -> str:
     return "\n".join(lines)
 
 
-def lookup_failed(out: dict[str, Any]) -> bool:
-    """Whether a graph output is a retrieval failure (every path failed), not an answer."""
-    return bool(out.get("error")) or str(out["result"].message).startswith(UNAVAILABLE_PREFIX)
+def lookup_failed(out: Mapping[str, Any]) -> bool:
+    """Whether a graph output is a retrieval failure (its ``error``), not an answer."""
+    return out.get("error") is not None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
             status = EXIT_FAILED
             continue
         out = graph.invoke({"query": item.text})
+        error = out.get("error")
+        if error is not None and error.kind == "configuration":  # every question would fail
+            raise LookupKnowledgeError(error.message)
         result = out["result"]
         if args.json:
             print_json(result.to_json_dict())

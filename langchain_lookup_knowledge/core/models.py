@@ -17,6 +17,8 @@ RetrievalLayer = Literal["L0", "L1", "L0+L1"]
 RelevanceLevel = Literal["high", "medium", "low"]
 EvidenceStatus = Literal["evidence", "no_evidence"]
 FallbackReason = Literal["filtered_vector_no_evidence", "filtered_vector_low_quality"]
+AttemptStatus = Literal["ok", "empty", "low_quality", "error"]
+ErrorKind = Literal["configuration", "transient"]
 
 
 class ContractModel(BaseModel):
@@ -109,9 +111,27 @@ class RetrievalAttempt(ContractModel):
     candidates: int = 0
     top_similarity: float | None = None
     latency_ms: float = 0.0
-    status: str = "ok"  # "ok" | "empty" | "low_quality" | "error"
+    status: AttemptStatus = "ok"
     error: str | None = None
+    error_kind: ErrorKind | None = None  # configuration: retrying will not help
     path_fallback: str | None = None  # why auto mode went from vectorstore to sdk
+
+
+class RetrievalError(ContractModel):
+    """Why a lookup could not search at all (every L1 step failed), decided once.
+
+    ``kind="configuration"``: the collection is missing, its schema does not fit the embedder,
+    a setting or filter cannot work: retrying will not help until an operator fixes it.
+    ``kind="transient"``: Milvus or the embedding service is down, locked or slow: try again.
+    """
+
+    kind: ErrorKind
+    message: str
+
+    @property
+    def retryable(self) -> bool:
+        """True for a transient fault."""
+        return self.kind == "transient"
 
 
 class SidecarReport(ContractModel):
@@ -131,7 +151,8 @@ class RetrievalTrace(ContractModel):
     """Every attempt, the one selected, and why a retry happened."""
 
     attempts: list[RetrievalAttempt] = Field(default_factory=list)
-    selected_attempt: str | None = None
+    selected_attempt: str | None = None  # the attempt of record: its ranks count in the rerank
+    contributing_attempts: list[str] = Field(default_factory=list)  # whose candidates are blocks
     fallback_reason: FallbackReason | None = None
     path_used: str | None = None
     retrieval_mode: str = "dense"
@@ -180,3 +201,4 @@ class LookupResult(ContractModel):
     completeness_hint: str = ""
     l0_hints: L0Hints = Field(default_factory=L0Hints)
     retrieval_layer: RetrievalLayer | None = None
+    error: RetrievalError | None = None  # set when retrieval could not run at all

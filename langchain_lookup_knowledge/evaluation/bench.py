@@ -264,12 +264,11 @@ def run_bench(
     """Run every measurement; the report's top level holds the headline figures."""
     from langchain_lookup_knowledge.embeddings import build_embeddings
     from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
+    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-    from langchain_lookup_knowledge.retrieval.request import SearchRequest
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
-    from langchain_lookup_knowledge.store.filters import filter_to_expr
     from langchain_lookup_knowledge.store.schema import describe_chunk_collection
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
@@ -343,23 +342,19 @@ def run_bench(
         return bare_store.similarity_search_with_score(query, k=k)
 
     # The pipeline's own L1 search alone (embedded as the bare store embeds, no graph, no
-    # rerank, no record): how much of a lookup is the retrieval it must do.
-    l1_path = LookupRuntime(settings, embeddings=raw).path(
-        "sdk" if settings.mode == "sdk" else "vectorstore"
-    )
+    # rerank, no record): how much of a lookup is the retrieval it must do. It searches what
+    # the lookup's first attempt searches (plan_query: CJK rule, L0 category filter), with the
+    # question's L0 match made beforehand, outside the timed call.
+    l1_runtime = LookupRuntime(settings, embeddings=raw)
+    l1_path = l1_runtime.path("sdk" if settings.mode == "sdk" else "vectorstore")
+    l0_matches = {q: l1_runtime.matcher().match(q) for q in questions}
 
     def l1_search(query: str) -> Any:
-        mode = settings.retrieval_mode_for(query, bm25_analyzer=layout.analyzer)
-        request = SearchRequest.configured(
-            settings,
-            query_text=query,
-            query_vector=raw.embed_query(query),
-            expr=filter_to_expr(settings.default_filter),
-            k=settings.rerank_pool,
-            retrieval_mode=mode if layout.has_bm25 else "dense",
-            row_count=layout.row_count,
+        plan = plan_query(
+            query, settings, vector=raw.embed_query(query), layout=layout, l0=l0_matches[query]
         )
-        return l1_path.search(request)
+        first = plan.first_attempt
+        return l1_path.search(plan.request(first.expr if first else None))
 
     def bare_hybrid(query: str) -> Any:
         assert bare_hybrid_store is not None
@@ -385,9 +380,7 @@ def run_bench(
         if bare_hybrid_store is not None:
             bare_hybrid(q)
 
-    series: dict[str, list[float]] = {
-        name: [] for name in (*main_series, "retry", "bare_retry")
-    }
+    series: dict[str, list[float]] = {name: [] for name in (*main_series, "retry", "bare_retry")}
     total = rounds * (len(questions) * len(main_series) + len(retry_qs) * 2)
     bar = _Bar(total, progress_enabled(show_progress))
     retried = 0

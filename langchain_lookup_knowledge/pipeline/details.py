@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.core.models import Candidate, LookupResult
+from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
 SUMMARY_CONTENT_CHARS = 160
 NEAREST_SOURCES = 3
 
 
-def nearest_sources(candidates: Any, limit: int = NEAREST_SOURCES) -> list[dict[str, Any]]:
+def nearest_sources(
+    candidates: Sequence[Candidate], limit: int = NEAREST_SOURCES
+) -> list[dict[str, Any]]:
     """The documents a lookup came nearest to (best similarity first): what a question the
     knowledge base could not answer was closest to (read by the records report)."""
     best: dict[str, float] = {}
-    for candidate in candidates or []:
+    for candidate in candidates:
         similarity = candidate.score_label.similarity
         if similarity > best.get(candidate.source, -1.0):
             best[candidate.source] = similarity
@@ -22,17 +27,22 @@ def nearest_sources(candidates: Any, limit: int = NEAREST_SOURCES) -> list[dict[
     return [{"source": source, "similarity": round(sim, 4)} for source, sim in ranked]
 
 
-def build_retrieval_details(result: LookupResult, state: Any, selection: Any) -> dict[str, Any]:
+def build_retrieval_details(
+    result: LookupResult,
+    plan: QueryPlan | None,
+    selection: EvidenceSelection | None,
+    candidates: Sequence[Candidate],
+) -> dict[str, Any]:
     """What ``tool_invocation.retrieval_details`` holds; evidence content is cut to a preview."""
     hints = result.l0_hints
     trace = result.retrieval_trace.to_json_dict()
     return {
         "query_transform": {
             "query": result.query,
-            "notes": list(state.get("notes") or []),
-            "category_filter": state.get("category_filter"),
-            "caller_filter": state.get("caller_expr"),
-            "retrieval_mode": state.get("retrieval_mode"),
+            "notes": list(plan.notes) if plan else [],
+            "category_filter": plan.category_filter if plan else None,
+            "caller_filter": plan.caller_filter if plan else None,
+            "retrieval_mode": plan.retrieval_mode if plan else None,
             "l0_hints": hints.to_json_dict(),
         },
         "retrieval_trace": trace,
@@ -64,10 +74,10 @@ def build_retrieval_details(result: LookupResult, state: Any, selection: Any) ->
         "l0_domains": hints.domains,
         "l0_entities": hints.entities,
         "retrieval_layer": result.retrieval_layer,
-        "candidate_count": getattr(selection, "candidate_count", 0),
+        "candidate_count": selection.candidate_count if selection else 0,
         "final_count": len(result.evidence_blocks),
         "found": result.found,
         "evidence_status": result.evidence_status,
         "relevance_level": result.relevance_level,
-        "nearest_sources": nearest_sources(state.get("candidates")),
+        "nearest_sources": nearest_sources(candidates),
     }

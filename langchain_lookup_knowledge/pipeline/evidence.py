@@ -4,9 +4,11 @@ Order of the steps (each one counted in :class:`EvidenceSelection`):
 
 1. Deduplicate by ``evidence_key`` only. Candidates sharing a key (the filtered attempt and the
    unfiltered retry, or the vectorstore and the sdk path) become one block: the best-scoring
-   candidate gives the score, score label and content; hit reasons are the union of all of
-   them (the best one's first), identical reasons kept once. Equal sources with different keys
-   stay separate blocks.
+   candidate gives the score, score label, content and hit reasons (so the reasons'
+   contributions add up to the block's ``score``); the others only count as having found it.
+   Equal sources with different keys stay separate blocks. Candidates of several attempts are
+   a deliberate fusion: :attr:`EvidenceSelection.contributing_attempts` names the attempts whose
+   candidates became blocks.
 2. Drop blocks whose normalized similarity (of the best candidate) is below ``min_similarity``,
    and BM25-only blocks (``kind="sparse"``: BM25 alone, e.g. a Chinese question the English-only
    embedder cannot read) that contain none of the question's significant terms: BM25 found them
@@ -49,6 +51,7 @@ class EvidenceSelection:
         rerank_trace: One entry per returned block (rank, scores, boosts).
         dropped_by_top_k: Blocks beyond ``top_k``.
         dropped_without_query_terms: BM25-only blocks with none of the question's terms.
+        contributing_attempts: The attempts whose candidates became blocks, in block order.
     """
 
     blocks: list[EvidenceBlock] = field(default_factory=list)
@@ -60,6 +63,7 @@ class EvidenceSelection:
     rerank_trace: list[RerankEntry] = field(default_factory=list)
     dropped_by_top_k: int = 0
     dropped_without_query_terms: int = 0
+    contributing_attempts: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """The step counts, for ``retrieval_details`` and the retrieval trace."""
@@ -74,18 +78,10 @@ class EvidenceSelection:
         }
 
 
-def _reason_key(reason: HitReason) -> tuple[str, str, float, str | None]:
-    return (reason.kind, reason.detail, reason.contribution, reason.path)
-
-
 def _merge(group: list[ScoredCandidate]) -> tuple[ScoredCandidate, list[HitReason]]:
-    """The best candidate of a same-key group and the union of the group's reasons."""
-    ordered = sorted(group, key=ScoredCandidate.sort_key)
-    reasons: dict[tuple[str, str, float, str | None], HitReason] = {}
-    for scored in ordered:
-        for reason in scored.reasons:
-            reasons.setdefault(_reason_key(reason), reason)
-    return ordered[0], list(reasons.values())
+    """The best candidate of a same-key group and its reasons (which add up to its score)."""
+    best = min(group, key=ScoredCandidate.sort_key)
+    return best, list(best.reasons)
 
 
 def _layer(reasons: Sequence[HitReason], l0_participated: bool) -> RetrievalLayer:
@@ -205,4 +201,5 @@ def build_evidence_blocks(
         final_count=len(blocks),
         rerank_trace=trace,
         dropped_by_top_k=len(capped) - len(kept),
+        contributing_attempts=list(dict.fromkeys(b.candidate.attempt for b, _ in kept)),
     )

@@ -249,6 +249,7 @@ def rerank(
     l0: L0Match | None,
     *,
     weights: RerankWeights | None = None,
+    ranks_of: str | None = None,
 ) -> list[ScoredCandidate]:
     """Score and sort candidates: base L1 similarity plus rule boosts, each one explained.
 
@@ -258,6 +259,9 @@ def rerank(
         query: The query the candidates were retrieved for.
         l0: The L0 match of the query, or ``None`` when L0 did not run.
         weights: Boost sizes; :class:`RerankWeights` defaults when ``None``.
+        ranks_of: The attempt whose ranks count (the attempt of record: after a retry, the
+            retry). Rank scores compare within one ranked list, so a candidate of another
+            attempt is based on its similarity alone. ``None``: every candidate's rank counts.
 
     Returns:
         Scored candidates, by final score desc, then base desc, then evidence_key.
@@ -274,11 +278,8 @@ def rerank(
     weights = weights or RerankWeights()
     terms = query_terms(query)
     bigrams = frozenset(cjk_bigrams(query))
-    # Rank scores compare within one ranked list: after a retry, the retry's list is of record.
-    attempts = list(dict.fromkeys(c.attempt for c in candidates))
-    of_record = attempts[-1] if len(attempts) > 1 else None
     scored = [
-        _score_one(c, terms, bigrams, l0, weights, of_record is None or c.attempt == of_record)
+        _score_one(c, terms, bigrams, l0, weights, ranks_of is None or c.attempt == ranks_of)
         for c in candidates
     ]
     return sorted(scored, key=ScoredCandidate.sort_key)

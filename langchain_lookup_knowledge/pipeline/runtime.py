@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CATALOG_TTL_S = 30.0
+MATCHER_SCOPES = 32
 
 
 class LookupRuntime:
@@ -65,9 +66,31 @@ class LookupRuntime:
         self._paths: dict[str, L1Path] = {}
         self._path_locks: dict[str, threading.Lock] = {}
         self._path_factories = dict(path_factories or {})
-        self._matcher: L0Matcher | None = None
-        self._matcher_loaded_at = 0.0
+        self._catalog: list[CatalogEntry] | None = None
+        self._catalog_loaded_at = 0.0
+        self._matchers: dict[str | None, L0Matcher] = {}
         self.recorder = recorder
+
+    @classmethod
+    def configured(
+        cls,
+        settings: LookupSettings,
+        *,
+        embeddings: Embeddings | None = None,
+        recorder: InvocationRecorder | None = None,
+    ) -> LookupRuntime:
+        """A runtime with the configured recorder (``tool_invocation`` rows) unless given one.
+
+        Example:
+            >>> runtime = LookupRuntime.configured(LookupSettings(record_invocations=False))
+            >>> runtime.recorder is None
+            True
+        """
+        if recorder is None and settings.record_invocations:
+            from langchain_lookup_knowledge.recording import recorder_for
+
+            recorder = recorder_for(settings)
+        return cls(settings, embeddings=embeddings, recorder=recorder)
 
     @property
     def embeddings(self) -> CachedQueryEmbeddings:
@@ -119,23 +142,35 @@ class LookupRuntime:
             self._paths[name] = created
             return created
 
-    def matcher(self) -> L0Matcher:
+    def matcher(self, scope: str | None = None) -> L0Matcher:
         """The L0 matcher over the catalog, reloaded when older than a short TTL.
 
-        Under a ``default_filter`` (a deployment's tenant scope) it knows only the documents
-        that have chunks in that scope, so one tenant's lookups never hint at another's titles.
+        Args:
+            scope: The authoritative filter of the lookup (``default_filter`` AND the call's
+                ``filters``, as one expression); ``None``: ``default_filter`` alone.
+
+        Under a scope (a deployment's tenant, a caller's own filter) the matcher knows only the
+        documents that have chunks in that scope, so one tenant's lookups never hint at
+        another's titles, keywords, entities, sources or categories. One matcher is kept per
+        scope (the most recent :data:`MATCHER_SCOPES`).
         """
+        key = scope if scope is not None else filter_to_expr(self.settings.default_filter)
         with self._lock:
             now = time.monotonic()
-            if self._matcher is None or now - self._matcher_loaded_at > CATALOG_TTL_S:
-                entries = load_catalog(self.client, self.settings.resolved_catalog_collection)
-                self._matcher = L0Matcher(self._in_scope(entries))
-                self._matcher_loaded_at = now
-            return self._matcher
+            if now - self._catalog_loaded_at > CATALOG_TTL_S or self._catalog is None:
+                self._catalog = load_catalog(self.client, self.settings.resolved_catalog_collection)
+                self._catalog_loaded_at = now
+                self._matchers.clear()
+            matcher = self._matchers.pop(key, None)
+            if matcher is None:
+                matcher = L0Matcher(self._in_scope(self._catalog, key))
+            self._matchers[key] = matcher  # most recently used last
+            while len(self._matchers) > MATCHER_SCOPES:
+                self._matchers.pop(next(iter(self._matchers)))
+            return matcher
 
-    def _in_scope(self, entries: list[CatalogEntry]) -> list[CatalogEntry]:
-        """The entries with chunks under ``default_filter`` (all of them without one)."""
-        scope = filter_to_expr(self.settings.default_filter)
+    def _in_scope(self, entries: list[CatalogEntry], scope: str | None) -> list[CatalogEntry]:
+        """The entries with chunks under ``scope`` (all of them without one)."""
         if not scope or not entries:
             return entries
         source_field = self.layout.source_field
@@ -144,11 +179,12 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to default_filter: %s", exc)
+            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
             return []
         return [e for e in entries if e.source in allowed]
 
     def refresh_catalog(self) -> None:
         """Forget the cached catalog (call after an ingest in the same process)."""
         with self._lock:
-            self._matcher = None
+            self._catalog = None
+            self._matchers.clear()

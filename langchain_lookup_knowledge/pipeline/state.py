@@ -1,56 +1,65 @@
-"""Typed LangGraph state of the lookup pipeline: a narrow input, the full working state."""
+"""Typed LangGraph state of the lookup pipeline: a narrow input, the output, the working state.
+
+``typing_extensions.TypedDict`` (not ``typing.TypedDict``): pydantic, and so LangGraph's
+``get_input_jsonschema()`` / ``get_output_jsonschema()`` (what ``langgraph dev`` and Studio
+show), need it on Python < 3.12.
+"""
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
 
 from langchain_lookup_knowledge.core.models import (
     Candidate,
     ContextPack,
-    L0Hints,
+    FallbackReason,
     LookupResult,
     RetrievalAttempt,
+    RetrievalError,
+    SidecarReport,
 )
+from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.pipeline.plan import QueryPlan
+from langchain_lookup_knowledge.store.filters import FilterValue
+
+PathName = Literal["vectorstore", "sdk"]
+RetrievalDetails = dict[str, Any]
+"""The JSON document persisted as ``tool_invocation.retrieval_details`` (snake_case keys)."""
 
 
 class LookupInput(TypedDict):
     """What a caller passes: the question, and optionally an authoritative filter."""
 
     query: str
-    filters: NotRequired[dict[str, Any] | None]
+    filters: NotRequired[dict[str, FilterValue] | None]
 
 
 class LookupOutput(TypedDict):
     """What the graph returns to a caller (and to a parent graph)."""
 
     result: LookupResult
-    retrieval_details: dict[str, Any]
+    retrieval_details: RetrievalDetails
+    error: RetrievalError | None
 
 
 class LookupState(TypedDict, total=False):
     """The full working state passed between nodes."""
 
     query: str
-    filters: dict[str, Any] | None
-    search_text: str
-    query_vector: list[float]
-    notes: Annotated[list[str], operator.add]
-    l0_hints: L0Hints
-    l0_matched: dict[str, list[tuple[str, str]]]
-    category_filter: str | None
-    caller_expr: str | None
-    retrieval_mode: str
+    filters: dict[str, FilterValue] | None
+    plan: QueryPlan
     attempts: Annotated[list[RetrievalAttempt], operator.add]
     candidates: Annotated[list[Candidate], operator.add]
-    pending_attempt: dict[str, Any] | None
-    path_used: str | None
-    fallback_reason: str | None
-    selection: Any
+    path_used: PathName | None
+    fallback_reason: FallbackReason | None
+    selection: EvidenceSelection
     context_pack: ContextPack
     timings_ms: Annotated[dict[str, float], operator.or_]
     started_at: float  # perf_counter() at transform_query: whole-lookup latency
-    sidecar: Any
+    sidecar: SidecarReport | None
     result: LookupResult
-    retrieval_details: dict[str, Any]
-    error: str | None
+    retrieval_details: RetrievalDetails
+    error: RetrievalError | None

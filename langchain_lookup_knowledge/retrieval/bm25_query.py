@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 
 from langchain_lookup_knowledge.core.text import STOPWORDS
+from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["KEPT_FOR_BM25", "bm25_query_text"]
+__all__ = ["KEPT_FOR_BM25", "STOPWORD_DROP_MIN_ROWS", "bm25_query_text", "drops_bm25_stopwords"]
 
 KEPT_FOR_BM25: frozenset[str] = frozenset({"up", "no", "not"})
 """Stopwords that still name things in operators' questions ("up == 0", "no route to host")."""
@@ -35,3 +36,20 @@ def bm25_query_text(text: str) -> str:
     """``text`` without English stopwords (whole words, any case); ``text`` if none is left."""
     stripped = _SPACES.sub(" ", _STOPWORD.sub(" ", text)).strip()
     return stripped if re.search(r"\w", stripped) else text
+
+
+STOPWORD_DROP_MIN_ROWS = 5_000
+"""``bm25_drop_stopwords=auto`` drops stopwords from BM25 queries from this collection size on."""
+
+
+def drops_bm25_stopwords(settings: LookupSettings, row_count: int) -> bool:
+    """Whether BM25 searches drop stopwords in a collection of ``row_count`` chunks.
+
+    Example:
+        >>> settings = LookupSettings()
+        >>> drops_bm25_stopwords(settings, 177), drops_bm25_stopwords(settings, 10_652)
+        (False, True)
+    """
+    if settings.bm25_drop_stopwords == "auto":
+        return row_count >= STOPWORD_DROP_MIN_ROWS
+    return bool(settings.bm25_drop_stopwords)

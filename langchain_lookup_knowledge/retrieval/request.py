@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from langchain_lookup_knowledge.core.models import Candidate
-from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text
+from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text, drops_bm25_stopwords
 from langchain_lookup_knowledge.settings import LookupSettings
 
 
@@ -57,7 +57,7 @@ class SearchRequest:
             dense_weight=settings.dense_weight,
             fetch_factor=settings.hybrid_fetch_factor,
             sparse_text=(
-                bm25_query_text(query_text) if settings.drops_bm25_stopwords(row_count) else None
+                bm25_query_text(query_text) if drops_bm25_stopwords(settings, row_count) else None
             ),
         )
 

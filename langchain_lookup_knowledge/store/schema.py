@@ -15,7 +15,10 @@ from typing import Any
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
-from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
+from langchain_lookup_knowledge.errors import (
+    CollectionNotFoundError,
+    SchemaMismatchError,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -196,7 +199,7 @@ def describe_chunk_collection(
             f"collection {name!r} does not exist at {settings.resolved_milvus_uri}: "
             "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
         )
-        raise StoreUnavailableError(msg)
+        raise CollectionNotFoundError(msg)
     info = client.describe_collection(name)
     fields = {f["name"]: f for f in info.get("fields", [])}
     for role, field_name in (

@@ -43,7 +43,7 @@ def select(
     )
 
 
-def test_same_evidence_key_collapses_and_merges_reasons() -> None:
+def test_same_evidence_key_collapses_to_the_best_candidate_and_its_reasons() -> None:
     filtered = candidate("k8s/node.md#1", 0.55, path="vectorstore", attempt="filtered")
     retry = candidate("k8s/node.md#1", 0.60, path="sdk", attempt="unfiltered_retry")
     scored = rerank([filtered], "q", None) + rerank([retry], "q", None)
@@ -53,11 +53,12 @@ def test_same_evidence_key_collapses_and_merges_reasons() -> None:
     [block] = selection.blocks
     assert block.score == max(s.final for s in scored)
     assert block.score_label == retry.score_label
+    # only the best candidate's reasons: one l1_similarity, and they add up to the score
     similarity = [r for r in block.hit_reasons if r.kind == "l1_similarity"]
-    assert [r.path for r in similarity] == ["sdk", "vectorstore"]  # best path first
-    assert "attempt=filtered" in similarity[1].detail
-    kinds = [r.kind for r in block.hit_reasons]
-    assert len(kinds) == len({(r.kind, r.detail, r.contribution) for r in block.hit_reasons})
+    assert [r.path for r in similarity] == ["sdk"]
+    assert "attempt=unfiltered_retry" in similarity[0].detail
+    assert sum(r.contribution for r in block.hit_reasons) == pytest.approx(block.score)
+    assert selection.contributing_attempts == ["unfiltered_retry"]
 
 
 def test_identical_reasons_from_both_paths_are_kept_once() -> None:

@@ -205,7 +205,21 @@ def test_rank_of_a_superseded_filtered_attempt_is_not_compared() -> None:
     # rank 1 within the filtered category vs rank 3 of the whole collection (the retry)
     filtered = fused("node/x.md#0", similarity=0.45, rank_score=1.0, attempt="filtered")
     retry = fused("k8s/y.md#0", similarity=0.60, rank_score=0.8, attempt="unfiltered_retry")
-    scored = rerank([filtered, retry], "zzz", None, weights=RerankWeights(first_chunk=0))
+    scored = rerank(
+        [filtered, retry],
+        "zzz",
+        None,
+        weights=RerankWeights(first_chunk=0),
+        ranks_of="unfiltered_retry",
+    )
     assert [s.evidence_key for s in scored] == ["k8s/y.md#0", "node/x.md#0"]
     assert scored[1].base == pytest.approx(0.45)  # its similarity only
     assert "superseded" in scored[1].reasons[0].detail
+
+
+def test_without_ranks_of_every_rank_counts() -> None:
+    # rerank no longer guesses the attempt of record from the candidates' order
+    filtered = fused("node/x.md#0", similarity=0.45, rank_score=1.0, attempt="filtered")
+    retry = fused("k8s/y.md#0", similarity=0.60, rank_score=0.8, attempt="unfiltered_retry")
+    scored = rerank([filtered, retry], "zzz", None, weights=RerankWeights(first_chunk=0))
+    assert all("superseded" not in s.reasons[0].detail for s in scored)

@@ -1,0 +1,250 @@
+"""The lookup graph's node functions, bound to one :class:`LookupRuntime`.
+
+Each node gathers inputs, calls the module that owns the decision (:mod:`.plan`,
+:mod:`.attempts`, :mod:`.rerank` / :mod:`.evidence`, :mod:`.assemble`) and returns a typed
+state update. Nodes are plain sync functions: ``invoke`` runs them directly and ``ainvoke`` in
+worker threads, so the logic exists once and never blocks an event loop.
+
+Every failure on the way is data: a catalog that cannot be read costs the L0 hints (noted), a
+query that cannot be embedded or a collection that cannot be opened is a failed step, so the
+lookup still reaches assembly and ``record_invocation``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from langchain_lookup_knowledge.core.models import RetrievalAttempt
+from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.pipeline.assemble import (
+    LookupParts,
+    assemble_result,
+    attempt_of_record,
+)
+from langchain_lookup_knowledge.pipeline.attempts import (
+    AttemptOutcome,
+    describe,
+    failed_step,
+    fallback_reason,
+    ms_since,
+    run_attempt,
+    vectorstore_failed,
+)
+from langchain_lookup_knowledge.pipeline.context_pack import pack_context
+from langchain_lookup_knowledge.pipeline.details import build_retrieval_details
+from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
+from langchain_lookup_knowledge.pipeline.l0 import L0Match
+from langchain_lookup_knowledge.pipeline.plan import caller_filter_expr, plan_query
+from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
+from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+from langchain_lookup_knowledge.pipeline.state import LookupState, PathName
+from langchain_lookup_knowledge.query_text import clean_query_text
+from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
+from langchain_lookup_knowledge.store.schema import CollectionLayout
+
+logger = logging.getLogger(__name__)
+
+Update = dict[str, Any]
+"""A partial :class:`LookupState` (LangGraph merges it with the reducers of the state)."""
+
+
+def last_attempt(state: LookupState) -> RetrievalAttempt:
+    """The latest attempt; a router that finds none was wired wrong (a bug, raised)."""
+    attempts = state.get("attempts") or []
+    if not attempts:
+        msg = "lookup graph: a retrieval node finished without recording an attempt"
+        raise RuntimeError(msg)
+    return attempts[-1]
+
+
+class LookupNodes:
+    """The node functions of the lookup graph."""
+
+    def __init__(self, runtime: LookupRuntime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+
+    # --- query transformation -------------------------------------------------------------
+    def transform_query(self, state: LookupState) -> Update:
+        """Clean the question, L0 hints in the call's scope, the query vector, the plan."""
+        start = time.perf_counter()
+        text, notes = clean_query_text(state.get("query"), self.settings.max_query_chars)
+        filters = state.get("filters")
+        steps: list[RetrievalAttempt] = []
+        timings: dict[str, float] = {}
+        match, store_down = L0Match(), False
+        try:
+            match = self.runtime.matcher(caller_filter_expr(self.settings, filters)).match(text)
+        except StoreUnavailableError as exc:  # Milvus is down: the L1 attempts report it
+            notes.append(f"L0 catalog unavailable: {describe(exc)}")
+            store_down = True
+        except Exception as exc:  # a catalog that cannot be read costs the hints, no more
+            logger.warning("L0 catalog unreadable: %s", describe(exc))
+            notes.append(f"L0 catalog unreadable: {describe(exc)}")
+        vector: list[float] | None = None
+        layout: CollectionLayout | None = None
+        if self.settings.l1_enabled:
+            embed_start = time.perf_counter()
+            try:
+                vector = self.runtime.embeddings.embed_query(text)
+            except Exception as exc:  # no vector, no L1: a failed step, recorded
+                steps.append(failed_step("embed_query", "embedding", exc, embed_start))
+            timings["embed_query"] = ms_since(embed_start)
+            if vector is not None and not store_down:
+                open_start = time.perf_counter()
+                try:
+                    layout = self.runtime.layout
+                except Exception as exc:  # missing collection, schema mismatch: recorded
+                    steps.append(failed_step("open_collection", "milvus", exc, open_start))
+                    vector = None
+        plan = plan_query(
+            text,
+            self.settings,
+            vector=vector,
+            layout=layout,
+            l0=match,
+            filters=filters,
+            notes=notes,
+        )
+        timings["transform_query"] = ms_since(start)
+        return {"plan": plan, "attempts": steps, "timings_ms": timings, "started_at": start}
+
+    # --- L1 retrieval ---------------------------------------------------------------------
+    def _first(
+        self, state: LookupState, config: RunnableConfig, path: PathName, fallback: str | None
+    ) -> Update:
+        plan = state["plan"]
+        spec = plan.first_attempt
+        if spec is None:
+            msg = "lookup graph: retrieval was routed to without a first attempt in the plan"
+            raise RuntimeError(msg)
+        sidecar = (  # started first: it runs beside the main search, within its own time bound
+            start_sidecar(self.runtime, plan.request(spec.expr), main_path=path)
+            if self.settings.sidecar_enabled
+            else None
+        )
+        outcome = run_attempt(self.runtime, plan, spec, path, config, path_fallback=fallback)
+        update = self._outcome(outcome, path)
+        if outcome.answered and sidecar is not None:
+            update["sidecar"] = sidecar.report(outcome.candidates)
+        return update
+
+    def _retry(
+        self, state: LookupState, config: RunnableConfig, path: PathName, fallback: str | None
+    ) -> Update:
+        plan = state["plan"]
+        outcome = run_attempt(self.runtime, plan, plan.retry, path, config, path_fallback=fallback)
+        return self._outcome(outcome, path)
+
+    @staticmethod
+    def _outcome(outcome: AttemptOutcome, path: PathName) -> Update:
+        update: Update = {"attempts": [outcome.attempt], "candidates": outcome.candidates}
+        if outcome.answered:
+            update["path_used"] = path
+        return update
+
+    def retrieve_vectorstore(self, state: LookupState, config: RunnableConfig) -> Update:
+        """L1 through langchain-milvus (the preferred path)."""
+        return self._first(state, config, "vectorstore", None)
+
+    def retrieve_sdk(self, state: LookupState, config: RunnableConfig) -> Update:
+        """L1 through raw pymilvus (``mode=sdk``, or auto mode's fallback edge)."""
+        attempts = state.get("attempts") or []
+        fallback = (
+            vectorstore_failed(attempts[-1])
+            if attempts and attempts[-1].path == "vectorstore"
+            else None
+        )
+        return self._first(state, config, "sdk", fallback)
+
+    def retry_unfiltered(self, state: LookupState, config: RunnableConfig) -> Update:
+        """Same query vector, no L0 category filter; the caller's own filter is kept."""
+        reason = fallback_reason(last_attempt(state))
+        path: PathName = state.get("path_used") or "sdk"
+        return self._retry(state, config, path, None) | {"fallback_reason": reason}
+
+    def retry_unfiltered_sdk(self, state: LookupState, config: RunnableConfig) -> Update:
+        """auto mode: the retry failed on the VectorStore path; the same retry on the SDK."""
+        return self._retry(state, config, "sdk", vectorstore_failed(last_attempt(state)))
+
+    # --- post-retrieval -------------------------------------------------------------------
+    def postprocess(self, state: LookupState) -> Update:
+        """Rule rerank with reasons, evidence blocks, dedup by evidenceKey, per-document caps."""
+        start = time.perf_counter()
+        plan = state["plan"]
+        weights = RerankWeights.from_overrides(self.settings.rerank_weights)
+        scored = rerank(
+            state.get("candidates") or [],
+            plan.search_text,
+            plan.l0,
+            weights=weights,
+            ranks_of=attempt_of_record(state.get("attempts") or []),
+        )
+        selection = build_evidence_blocks(
+            scored,
+            top_k=self.settings.top_k,
+            per_document_cap=self.settings.per_document_cap,
+            min_similarity=self.settings.min_evidence_similarity,
+            l0_participated=not plan.l0.hints.empty,
+        )
+        return {"selection": selection, "timings_ms": {"postprocess": ms_since(start)}}
+
+    def pack_context(self, state: LookupState) -> Update:
+        """Pack evidence into the agent's context within the budget."""
+        selection = state.get("selection")
+        blocks = selection.blocks if selection is not None else []
+        return {"context_pack": pack_context(blocks, self.settings.context_budget_chars)}
+
+    def assemble_result(self, state: LookupState) -> Update:
+        """The evidence-first result, its retrieval error, and the details to persist."""
+        plan = state.get("plan")
+        parts = LookupParts(
+            query=str(state.get("query", "")),
+            plan=plan,
+            attempts=list(state.get("attempts") or []),
+            selection=state.get("selection"),
+            context_pack=state.get("context_pack"),
+            fallback_reason=state.get("fallback_reason"),
+            path_used=state.get("path_used"),
+            timings_ms=dict(state.get("timings_ms") or {}),
+            sidecar=state.get("sidecar"),
+        )
+        result = assemble_result(parts, self.settings)
+        details = build_retrieval_details(
+            result, plan, parts.selection, state.get("candidates") or []
+        )
+        return {"result": result, "retrieval_details": details, "error": result.error}
+
+    def record_invocation(self, state: LookupState) -> Update:
+        """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup."""
+        recorder = self.runtime.recorder
+        result = state["result"]
+        started = state.get("started_at")
+        latency = ms_since(started) if started is not None else None  # the whole lookup
+        error = state.get("error")
+        status: dict[str, Any]
+        if recorder is None or not self.settings.record_invocations:
+            status = {"status": "disabled"}
+        else:
+            try:
+                row_id = recorder.record(
+                    result=result,
+                    details=state["retrieval_details"],
+                    error=error.message if error is not None else None,
+                    latency_ms=latency,
+                )
+                status = {"status": "ok", "id": row_id}
+            except Exception as exc:
+                logger.warning("recording the tool invocation failed: %s", describe(exc))
+                status = {"status": "error", "error": describe(exc)}
+        timings = dict(result.retrieval_trace.timings_ms)
+        if latency is not None:
+            timings["total"] = latency
+        trace = result.retrieval_trace.model_copy(
+            update={"recording": status, "timings_ms": timings}
+        )
+        return {"result": result.model_copy(update={"retrieval_trace": trace})}
