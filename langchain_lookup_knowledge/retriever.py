@@ -29,7 +29,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
 
-from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.errors import RetrievalUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
@@ -121,9 +121,10 @@ class LookupKnowledgeRetriever(BaseRetriever):
         result = out["result"]
         if not isinstance(result, LookupResult):
             result = LookupResult.model_validate(result)  # the camelCase contract dict
-        error = out.get("error") or _every_attempt_failed(result, self.settings)
-        if error:
-            raise RetrievalUnavailableError(f"knowledge retrieval is unavailable: {error}")
+        error = out.get("error")  # decided once by the graph (None: retrieval ran)
+        if error is not None:
+            message = RetrievalError.model_validate(error).message
+            raise RetrievalUnavailableError(f"knowledge retrieval is unavailable: {message}")
         documents = []
         for block in result.evidence_blocks[:count]:
             metadata = block.to_json_dict()
@@ -164,9 +165,3 @@ def _cached(embeddings: Embeddings | None, settings: LookupSettings) -> CachedQu
         return embeddings
     return CachedQueryEmbeddings(embeddings, settings.query_cache_size)
 
-
-def _every_attempt_failed(result: LookupResult, settings: LookupSettings) -> str | None:
-    """Why retrieval was unavailable (every L1 attempt failed), else ``None``."""
-    from langchain_lookup_knowledge.tool import _retrieval_error
-
-    return _retrieval_error(result, settings)
