@@ -6,8 +6,8 @@ Real parts: the bundled sample knowledge base in Milvus Lite, the real embedder.
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
+from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -47,7 +47,7 @@ def test_rerank_weights_turn_a_boost_family_off(sample_kb_store, real_embeddings
 
 
 def test_an_unknown_rerank_weight_is_named():
-    with pytest.raises(ValidationError, match="l0_titel"):
+    with pytest.raises(ConfigurationError, match="l0_titel"):
         LookupSettings(rerank_weights={"l0_titel": 0.1})
-    with pytest.raises(ValidationError, match="first_chunk"):
+    with pytest.raises(ConfigurationError, match="first_chunk"):
         LookupSettings(rerank_weights={"first_chunk": -1})
