@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
@@ -36,22 +37,28 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     chunking_signature,
     cjk_ratio,
     embedding_text,
+    evidence_key,
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (
     SkippedFile,
-    iter_markdown_files,
     load_document,
+    walk_knowledge_folder,
 )
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
     load_catalog,
+    stored_chunk_keys,
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import and_exprs, condition
 from langchain_lookup_knowledge.store.schema import (
+    MAX_CATEGORY,
+    MAX_JSON_BYTES,
+    MAX_KEY,
+    MAX_TEXT,
     CollectionLayout,
     describe_chunk_collection,
     ensure_catalog_collection,
@@ -76,6 +83,12 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
+    warnings: list[SkippedFile] = field(default_factory=list)
+    """Files indexed with a change (a truncated field): source and what was changed."""
+    repaired: list[SkippedFile] = field(default_factory=list)
+    """Documents whose stored state did not match the catalog, and what was wrong."""
+    missing: list[str] = field(default_factory=list)
+    """Indexed documents no longer on disk (still served until ``prune``)."""
     chunks_written: int = 0
     stale_chunks_deleted: int = 0
     total_chunks: int = 0
@@ -92,6 +105,9 @@ class IngestReport:
             "unchanged": len(self.unchanged),
             "skipped": [{"source": s.source, "reason": s.reason} for s in self.skipped],
             "pruned": self.pruned,
+            "warnings": [{"source": w.source, "warning": w.reason} for w in self.warnings],
+            "repaired": [{"source": r.source, "reason": r.reason} for r in self.repaired],
+            "missing": self.missing,
             "chunksWritten": self.chunks_written,
             "staleChunksDeleted": self.stale_chunks_deleted,
             "totalChunks": self.total_chunks,
@@ -196,12 +212,22 @@ def ingest_folder(
     show_progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
     on_chunk_progress: ChunkProgressCallback | None = None,
+    follow_links: bool = False,
+    source_prefix: str = "",
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
+    ``follow_links``: follow symbolic links whose target is inside ``path`` (a link leading
+    outside is never followed). ``source_prefix``: a namespace put before every source path
+    (``team-a/runbooks/x.md``), so several folders share one collection; ``prune`` then
+    removes only that namespace's documents. Without a prefix, a collection holds one folder:
+    ingesting another folder into it is refused (the message names the other folder).
+
     Raises:
-        ConfigurationError: ``path`` is missing or not a folder.
-        StoreUnavailableError: Milvus cannot be opened.
+        ConfigurationError: ``path`` is missing or not a folder, or the collection holds
+            another folder's documents under the same (empty) namespace.
+        StoreUnavailableError: Milvus cannot be opened or written.
+        EmbeddingError: the embedder failed, or answered unusable vectors.
     """
     settings = settings or LookupSettings()
     started = time.perf_counter()
@@ -211,6 +237,7 @@ def ingest_folder(
     if not root.is_dir():
         raise ConfigurationError(f"not a folder: {root}")
     root = root.resolve()
+    namespace = source_prefix.strip("/")
     report = IngestReport(path=str(root), collection=settings.collection)
 
     categories = (
@@ -218,16 +245,19 @@ def ingest_folder(
         if settings.categories_file
         else None
     )
-    files = list(iter_markdown_files(root))
-    report.files_seen = len(files)
+    walk = walk_knowledge_folder(root, follow_links_inside=follow_links)
+    report.skipped.extend(walk.skipped)
+    report.files_seen = len(walk.files) + len(walk.skipped)
     docs: list[KnowledgeDocument] = []
-    for file in files:
-        loaded = load_document(file, root, settings.max_file_bytes, categories)
+    for file in walk.files:
+        loaded = load_document(file, root, settings.max_file_bytes, categories, namespace)
         if isinstance(loaded, SkippedFile):
             report.skipped.append(loaded)
-            logger.info("skipped %s: %s", loaded.source, loaded.reason)
         else:
             docs.append(loaded)
+            report.warnings.extend(SkippedFile(loaded.source, w) for w in loaded.warnings)
+    for skipped in report.skipped:
+        logger.info("skipped %s: %s", skipped.source, skipped.reason)
     present = {d.source for d in docs} | {s.source for s in report.skipped}
     return _ingest(
         docs,
@@ -238,7 +268,7 @@ def ingest_folder(
         show_progress=show_progress,
         on_progress=on_progress,
         on_chunk_progress=on_chunk_progress,
-        prune_to=present if prune else None,
+        scope=_FolderScope(str(root), namespace, present, prune),
     )
 
 
@@ -268,8 +298,36 @@ def ingest_documents(
         show_progress=show_progress,
         on_progress=on_progress,
         on_chunk_progress=on_chunk_progress,
-        prune_to=None,
+        scope=None,
     )
+
+
+@dataclass(frozen=True)
+class _FolderScope:
+    """What one folder ingest owns: its root, its namespace, the sources on disk."""
+
+    root: str
+    namespace: str
+    present: set[str]
+    prune: bool
+
+
+def _check_one_root(known: dict[str, CatalogEntry], scope: _FolderScope) -> None:
+    """Refuse to mix two folders in one namespace (B would overwrite A's same paths, and
+    ``--prune`` would delete all of A)."""
+    if scope.namespace:
+        return  # a named namespace is the identity: the folder may move (a CI checkout)
+    others = sorted(
+        {e.root for e in known.values() if not e.namespace and e.root and e.root != scope.root}
+    )
+    if others:
+        count = sum(1 for e in known.values() if e.root == others[0])
+        msg = (
+            f"the collection already holds {count} document(s) ingested from {others[0]}, "
+            f"not from {scope.root}: ingest each folder with its own --source-prefix "
+            "(namespace) to keep both, or use another --collection"
+        )
+        raise ConfigurationError(msg)
 
 
 def _ingest(
@@ -282,35 +340,66 @@ def _ingest(
     show_progress: bool | None,
     on_progress: ProgressCallback | None,
     on_chunk_progress: ChunkProgressCallback | None,
-    prune_to: set[str] | None,
+    scope: _FolderScope | None,
 ) -> IngestReport:
     """The write path shared by folders and in-memory documents."""
     _create_default_data_dir(settings)
     client = open_client(settings)
     catalog_name = ensure_catalog_collection(client, settings)
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
+    if scope is not None:
+        _check_one_root(known, scope)
     signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
+    # The catalog is not proof: what is really stored is checked against it, per document.
+    has_chunks = client.has_collection(settings.collection)
+    stored: dict[str, set[str]] = {}
+    if has_chunks:
+        existing = describe_chunk_collection(client, settings, None)
+        stored = stored_chunk_keys(client, existing.name, existing.id_field)
+
+    namespace = scope.namespace if scope is not None else ""
+    claimed = {s for s, e in known.items() if e.namespace != namespace}
+    writable = []
+    for doc in docs:
+        if doc.source in claimed:
+            report.skipped.append(
+                SkippedFile(
+                    doc.source,
+                    f"the source name belongs to namespace {known[doc.source].namespace!r} "
+                    f"(ingested from {known[doc.source].root or 'elsewhere'})",
+                )
+            )
+        else:
+            writable.append(doc)
+    docs = writable
 
     def unchanged(doc: KnowledgeDocument) -> bool:
         entry = known.get(doc.source)
-        return (
+        if not (
             entry is not None
             and entry.content_hash == doc.content_hash
             and entry.chunking == signature  # chunk size or the chunker changed: re-chunk
             and entry.category == doc.category  # e.g. a categories file changed
-        )
+        ):
+            return False
+        problem = _stored_problem(entry, stored.get(doc.source, set()))
+        if problem:
+            report.repaired.append(SkippedFile(doc.source, problem))
+            return False
+        return True
 
     changed = [d for d in docs if not unchanged(d)]
     changed_sources = {d.source for d in changed}
     report.unchanged = [d.source for d in docs if d.source not in changed_sources]
 
-    if changed or not client.has_collection(settings.collection):
+    if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
         embedder = embeddings or build_embeddings(settings)
-        dimension = len(embedder.embed_query("dimension probe"))
+        probe = embedder.embed_query("dimension probe")
+        check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
         layout = ensure_chunk_collection(
-            client, settings, dimension, choose_analyzer(settings, docs)
+            client, settings, len(probe), choose_analyzer(settings, docs)
         )
         enabled = sys.stderr.isatty() if show_progress is None else show_progress
         planned = [
@@ -330,28 +419,110 @@ def _ingest(
                 report,
                 progress,
                 chunking=signature,
+                known=known,
+                scope=scope,
             )
         finally:
             progress.close()
     else:
-        layout = describe_chunk_collection(client, settings, None)
+        layout = existing
     report.bm25 = layout.has_bm25
 
-    if prune_to is not None:
-        gone = sorted(set(known) - prune_to)
-        for source in gone:
-            client.delete(layout.name, filter=condition(layout.source_ref(), source))
-        delete_entries(client, catalog_name, gone)
-        report.pruned = gone
-        # Chunks left by a run killed before a new document's catalog entry was written.
-        if prune_to:
-            orphan_expr = f"not ({condition(layout.source_ref(), sorted(prune_to))})"
-            client.delete(layout.name, filter=orphan_expr)
+    if scope is not None:
+        _settle_absent(client, layout, catalog_name, known, stored, scope, report)
     client.flush(layout.name)
     client.flush(catalog_name)
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _stored_problem(entry: CatalogEntry, keys: set[str]) -> str | None:
+    """What differs between a catalog entry and the chunks really stored (None: they agree)."""
+    if entry.problems:
+        return "damaged catalog row (" + "; ".join(entry.problems) + ")"
+    expected = {evidence_key(entry.source, i) for i in range(entry.chunk_count)}
+    if keys == expected and expected:
+        return None
+    missing, extra = len(expected - keys), len(keys - expected)
+    parts = []
+    if missing:
+        parts.append(f"{missing} of {entry.chunk_count} chunks missing")
+    if extra:
+        parts.append(f"{extra} chunks the catalog does not list")
+    if not parts:
+        parts.append("the catalog lists no chunks")
+    return "stored chunks differ from the catalog: " + ", ".join(parts)
+
+
+def _in_namespace(source: str, namespace: str, other_prefixes: set[str]) -> bool:
+    if namespace:
+        return source.startswith(f"{namespace}/")
+    return not any(source.startswith(f"{p}/") for p in other_prefixes)
+
+
+def _settle_absent(
+    client: Any,
+    layout: CollectionLayout,
+    catalog_name: str,
+    known: dict[str, CatalogEntry],
+    stored: dict[str, set[str]],
+    scope: _FolderScope,
+    report: IngestReport,
+) -> None:
+    """Documents of this namespace that are no longer on disk: pruned when asked, else
+    reported; a catalog row with no chunks and no file (a hint for nothing) is removed."""
+    others = {e.namespace for e in known.values() if e.namespace and e.namespace != scope.namespace}
+    ours = {s for s, e in known.items() if e.namespace == scope.namespace}
+    gone = sorted(ours - scope.present)
+    # Chunks of a document that never got its catalog entry (a killed run), no file either.
+    orphans = sorted(
+        s
+        for s in stored
+        if s not in known and s not in scope.present and _in_namespace(s, scope.namespace, others)
+    )
+    if scope.prune:
+        for batch in _batches([*gone, *orphans], 500):
+            client.delete(layout.name, filter=condition(layout.source_ref(), batch))
+        delete_entries(client, catalog_name, gone)
+        report.pruned = gone
+        return
+    hollow = [s for s in gone if not stored.get(s)]
+    if hollow:
+        delete_entries(client, catalog_name, hollow)
+        report.repaired.extend(
+            SkippedFile(s, "catalog entry without chunks or file, removed") for s in hollow
+        )
+    report.missing = sorted({*(s for s in gone if stored.get(s)), *orphans})
+    if report.missing:
+        logger.warning(
+            "%d indexed documents are no longer on disk (run with --prune)", len(report.missing)
+        )
+
+
+def _batches(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def _row_problem(row: dict[str, Any], layout: CollectionLayout) -> str | None:
+    """Why Milvus would refuse ``row`` (a field over its limit), checked before the upsert."""
+    limits = [(layout.id_field, MAX_KEY), (layout.content_field, MAX_TEXT)]
+    if layout.source_field:
+        limits.append((layout.source_field, MAX_KEY))
+    if layout.category_field:
+        limits.append((layout.category_field, MAX_CATEGORY))
+    for name, limit in limits:
+        size = len(str(row.get(name, "")).encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return f"field {name!r} would hold {size:,} bytes (limit {limit:,})"
+    if layout.metadata_field and layout.metadata_field in row:
+        size = len(json.dumps(row[layout.metadata_field], ensure_ascii=False).encode())
+        if size > MAX_JSON_BYTES:
+            return (
+                f"frontmatter too large for the metadata field ({size:,} bytes of JSON, "
+                f"limit {MAX_JSON_BYTES:,})"
+            )
+    return None
 
 
 def _write_documents(
@@ -365,13 +536,22 @@ def _write_documents(
     progress: _Progress,
     *,
     chunking: str,
+    known: dict[str, CatalogEntry],
+    scope: _FolderScope | None,
 ) -> None:
     """Embed and write documents in groups; a group's catalog entries are written last.
+
+    Before a known document's chunks change, its catalog entry loses its content hash (the
+    mark): a run killed in between re-processes it, whatever the file then holds. A document
+    whose rows Milvus would refuse is skipped by name before the upsert; a batch that fails
+    is retried document by document, so one document costs only itself.
 
     ``chunking``: the chunking signature recorded in each catalog entry.
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
+    root = scope.root if scope is not None else ""
+    namespace = scope.namespace if scope is not None else ""
 
     def flush_group() -> None:
         nonlocal group_chunks
@@ -388,30 +568,46 @@ def _write_documents(
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]
         check_vectors(vectors, what="chunk", names=keys)
-        rows: list[dict[str, Any]] = []
+        rows_of: list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]] = []
         offset = 0
         for doc, chunks in group:
             end = offset + len(chunks)
-            rows.extend(_chunk_rows(chunks, texts[offset:end], vectors[offset:end], layout, doc))
+            rows = _chunk_rows(chunks, texts[offset:end], vectors[offset:end], layout, doc)
             offset = end
-        for start in range(0, len(rows), settings.insert_batch_size):
-            client.upsert(layout.name, rows[start : start + settings.insert_batch_size])
+            problem = next((p for r in rows if (p := _row_problem(r, layout))), None)
+            if problem:
+                report.skipped.append(SkippedFile(doc.source, problem))
+                progress.advance(doc.source)
+            else:
+                rows_of.append((doc, chunks, rows))
+        marks = [
+            dataclasses.replace(known[doc.source], content_hash="")
+            for doc, _, _ in rows_of
+            if doc.source in known
+        ]
+        if marks:  # the mark: these documents are being rewritten
+            upsert_entries(client, catalog_name, marks)
+        written = _upsert_isolated(client, settings, layout, rows_of, report)
         # Always: a killed earlier run may have left chunks the catalog does not know of. One
         # delete per group, not per document (each delete scans the collection); a key names
         # its own source, so the group's kept keys select exactly.
-        keep = [c.evidence_key for _, chunks in group for c in chunks]
-        stale = and_exprs(
-            condition(layout.source_ref(), [doc.source for doc, _ in group]),
-            f"not ({condition(layout.id_field, keep)})",
-        )
-        report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
+        if written:
+            keep = [c.evidence_key for _, chunks, _ in written for c in chunks]
+            stale = and_exprs(
+                condition(layout.source_ref(), [doc.source for doc, _, _ in written]),
+                f"not ({condition(layout.id_field, keep)})",
+            )
+            report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
         entries = []
-        for doc, chunks in group:
-            entries.append(CatalogEntry.from_document(doc, len(chunks), chunking))
+        for doc, chunks, _ in written:
+            entry = CatalogEntry.from_document(
+                doc, len(chunks), chunking, root=root, namespace=namespace
+            )
+            entries.append(entry)
             report.indexed.append(doc.source)
             report.chunks_written += len(chunks)
         upsert_entries(client, catalog_name, entries)
-        for doc, _ in group:
+        for doc, _, _ in rows_of:
             progress.advance(doc.source)
         group.clear()
         group_chunks = 0
@@ -422,6 +618,44 @@ def _write_documents(
         if group_chunks >= settings.insert_batch_size:
             flush_group()
     flush_group()
+
+
+_Written = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]]
+
+
+def _upsert_isolated(
+    client: Any,
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    rows_of: _Written,
+    report: IngestReport,
+) -> _Written:
+    """Upsert the group's rows; when a batch fails, each document alone. Returns what was
+    written. A document that fails alone is skipped with the error; when every document fails
+    alike, the store itself is failing: that is raised (disk full, server gone)."""
+    rows = [row for _, _, doc_rows in rows_of for row in doc_rows]
+    try:
+        for start in range(0, len(rows), settings.insert_batch_size):
+            client.upsert(layout.name, rows[start : start + settings.insert_batch_size])
+        return rows_of
+    except Exception as exc:
+        if len(rows_of) <= 1:
+            raise
+        logger.warning("a batch upsert failed (%s); writing document by document", exc)
+    written: _Written = []
+    failures: list[tuple[KnowledgeDocument, Exception]] = []
+    for item in rows_of:
+        try:
+            client.upsert(layout.name, item[2])
+            written.append(item)
+        except Exception as failure:
+            failures.append((item[0], failure))
+    if failures and not written:
+        raise failures[0][1]
+    for doc, error in failures:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
+    return written
 
 
 def _create_default_data_dir(settings: LookupSettings) -> None:

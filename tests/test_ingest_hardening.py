@@ -14,7 +14,11 @@ import contextlib
 import hashlib
 import http.server
 import json
+import os
+import signal
 import struct
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,10 +27,11 @@ from pathlib import Path
 import pytest
 
 from langchain_lookup_knowledge import LookupSettings
-from langchain_lookup_knowledge.errors import EmbeddingError
+from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.schema import ensure_loaded
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
@@ -37,6 +42,7 @@ except ImportError:  # ... or tests/ is a package
     from tests.kb_helpers import write
 
 DIM = 8
+REPO = Path(__file__).resolve().parents[1]
 
 
 def runbook(title: str, words: str = "disk space cleanup") -> str:
@@ -115,6 +121,7 @@ def chunk_keys(settings: LookupSettings) -> list[str]:
     client = open_client(settings)
     if not client.has_collection(settings.collection):
         return []
+    ensure_loaded(client, settings.collection)
     rows = client.query(settings.collection, filter='pk != ""', output_fields=["pk"], limit=16384)
     return sorted(r["pk"] for r in rows)
 
@@ -180,3 +187,381 @@ def test_an_embedder_passed_in_is_checked_too(settings, tmp_path):
     with pytest.raises(EmbeddingError, match=r"chunk ops/doc.md#0 \(all-zero vector"):
         ingest_folder(kb, settings, embeddings=ZeroEmbeddings(), show_progress=False)  # type: ignore[arg-type]
     assert chunk_keys(settings) == []
+
+
+def good_kb(root: Path, count: int = 5) -> Path:
+    kb = root / "kb"
+    for i in range(count):
+        write(kb, f"ops/good{i}.md", runbook(f"Good runbook {i}", f"disk{i} space cleanup"))
+    return kb
+
+
+def skipped_reasons(report) -> dict[str, str]:
+    return {s.source: s.reason for s in report.skipped}
+
+
+def all_text(settings: LookupSettings) -> str:
+    ensure_loaded(open_client(settings), settings.collection)
+    rows = open_client(settings).query(
+        settings.collection, filter='pk != ""', output_fields=["text", "metadata"], limit=16384
+    )
+    return "\n".join(r["text"] + json.dumps(r["metadata"]) for r in rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Symlinks, loops, FIFOs
+# --------------------------------------------------------------------------------------------
+
+SECRET = "aws_secret_access_key = AKIAEXFILTRATEDSECRET"
+
+
+def test_links_outside_the_folder_loops_and_fifos_are_skipped_by_name(
+    settings, tmp_path, real_embeddings
+):
+    kb = good_kb(tmp_path)
+    outside = tmp_path / "home"
+    write(outside, ".aws/credentials", SECRET)
+    write(outside, "notes/secret.md", f"# Secret\n\n{SECRET}\n")
+    (kb / "creds.md").symlink_to(outside / ".aws/credentials")
+    (kb / "mounted").symlink_to(outside / "notes")
+    (kb / "loop.md").symlink_to(kb / "loop.md")
+    (kb / "inside.md").symlink_to(kb / "ops/good0.md")
+    os.mkfifo(kb / "pipe.md")
+
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+
+    reasons = skipped_reasons(report)
+    assert "outside the knowledge folder" in reasons["creds.md"]
+    assert "outside the knowledge folder" in reasons["mounted"]
+    assert "loop" in reasons["loop.md"]
+    assert "FIFO" in reasons["pipe.md"]
+    assert "not followed" in reasons["inside.md"]  # inside links only when asked
+    assert sorted(report.indexed) == [f"ops/good{i}.md" for i in range(5)]
+    assert "AKIAEXFILTRATEDSECRET" not in all_text(settings)
+
+
+def test_links_inside_the_folder_are_followed_when_allowed(settings, tmp_path, real_embeddings):
+    kb = good_kb(tmp_path, 2)
+    write(tmp_path, "outside/secret.md", f"# Secret\n\n{SECRET}\n")
+    (kb / "alias.md").symlink_to(kb / "ops/good0.md")
+    (kb / "shared").symlink_to(kb / "ops")
+    (kb / "ops/back").symlink_to(kb)  # a loop through a folder link
+    (kb / "leak.md").symlink_to(tmp_path / "outside/secret.md")
+
+    report = ingest_folder(
+        kb, settings, embeddings=real_embeddings, show_progress=False, follow_links=True
+    )
+
+    reasons = skipped_reasons(report)
+    assert {"alias.md", "shared/good0.md", "shared/good1.md"} <= set(report.indexed)
+    assert "outside the knowledge folder" in reasons["leak.md"]
+    assert "loop" in reasons["ops/back"]
+    assert "AKIAEXFILTRATEDSECRET" not in all_text(settings)
+
+
+# --------------------------------------------------------------------------------------------
+# Poison files
+# --------------------------------------------------------------------------------------------
+
+ALIAS_BOMB = """---
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+---
+# Bomb
+
+body
+"""
+
+
+def test_poison_files_are_skipped_or_truncated_by_name_and_the_rest_indexed(
+    settings, tmp_path, real_embeddings
+):
+    kb = good_kb(tmp_path)
+    write(kb, "poison/deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n# Deep\n\nbody\n")
+    write(kb, "poison/bomb.md", ALIAS_BOMB)
+    (kb / "poison").joinpath(os.fsdecode(b"caf\xe9.md")).write_text("# Cafe\n\nbody\n")
+    long_dir = kb / "poison" / ("d" * 250) / ("e" * 250) / ("f" * 250) / ("g" * 250) / ("h" * 10)
+    write(long_dir, "long.md", "# Long path\n\nbody\n")
+    write(kb, "poison/heading.md", "# " + "H" * 70_000 + "\n\nDisk space body text.\n")
+    write(kb, "poison/summary.md", f"---\nsummary: {'s' * 100_000}\n---\n# Summary\n\nbody\n")
+    keywords = ", ".join(f"kw{i}" for i in range(20_000))
+    write(kb, "poison/keywords.md", f"---\nkeywords: [{keywords}]\n---\n# Keywords\n\nbody\n")
+
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+
+    reasons = skipped_reasons(report)
+    assert "nested deeper than" in reasons["poison/deep.md"]
+    assert "aliases" in reasons["poison/bomb.md"]
+    assert reasons["poison/caf\\xe9.md"] == "file name is not UTF-8"
+    [long] = [s for s in reasons if s.startswith("poison/ddd")]
+    assert "path too long" in reasons[long]
+    warnings = {w.source: w.reason for w in report.warnings}
+    assert "headings longer than 500 characters truncated" in warnings["poison/heading.md"]
+    assert "summary truncated to 2,000 of 100,000" in warnings["poison/summary.md"]
+    assert "first 64 of 20000 terms" in warnings["poison/keywords.md"]
+    expected = {f"ops/good{i}.md" for i in range(5)} | {
+        "poison/heading.md",
+        "poison/summary.md",
+        "poison/keywords.md",
+    }
+    assert set(report.indexed) == expected
+    entries = catalog(settings)
+    assert len(entries["poison/heading.md"].title) == 500
+    assert len(entries["poison/keywords.md"].keywords) == 64
+    assert report.to_dict()["warnings"]  # the JSON summary carries them too
+
+
+# --------------------------------------------------------------------------------------------
+# Two folders, one collection
+# --------------------------------------------------------------------------------------------
+
+
+def two_folders(tmp_path: Path) -> tuple[Path, Path]:
+    a, b = tmp_path / "team-a", tmp_path / "team-b"
+    write(a, "ops/disk.md", runbook("Team A disk runbook", "alpha disk"))
+    write(a, "ops/a-only.md", runbook("Team A only", "alpha only"))
+    write(b, "ops/disk.md", runbook("Team B disk runbook", "beta disk"))
+    return a, b
+
+
+def test_a_second_folder_without_a_namespace_is_refused_naming_the_first(
+    settings, tmp_path, real_embeddings
+):
+    a, b = two_folders(tmp_path)
+    ingest_folder(a, settings, embeddings=real_embeddings, show_progress=False)
+    with pytest.raises(ConfigurationError) as caught:
+        ingest_folder(b, settings, embeddings=real_embeddings, show_progress=False, prune=True)
+    assert str(a.resolve()) in str(caught.value)
+    assert "--source-prefix" in str(caught.value)
+    entries = catalog(settings)  # A is untouched
+    assert entries["ops/disk.md"].title == "Team A disk runbook"
+    assert sorted(entries) == ["ops/a-only.md", "ops/disk.md"]
+
+
+def test_two_folders_coexist_under_their_source_prefixes_and_prune_stays_in_its_own(
+    settings, tmp_path, real_embeddings
+):
+    a, b = two_folders(tmp_path)
+    for folder, prefix in ((a, "a"), (b, "b")):
+        ingest_folder(
+            folder, settings, embeddings=real_embeddings, show_progress=False, source_prefix=prefix
+        )
+    (b / "ops/disk.md").unlink()
+    write(b, "ops/other.md", runbook("Team B other", "beta other"))
+    report = ingest_folder(
+        b, settings, embeddings=real_embeddings, show_progress=False, source_prefix="b", prune=True
+    )
+    assert report.pruned == ["b/ops/disk.md"]
+    entries = catalog(settings)
+    assert sorted(entries) == ["a/ops/a-only.md", "a/ops/disk.md", "b/ops/other.md"]
+    assert entries["a/ops/disk.md"].title == "Team A disk runbook"
+    keys = chunk_keys(settings)
+    assert {k.rpartition("#")[0] for k in keys} == set(entries)
+
+
+# --------------------------------------------------------------------------------------------
+# The catalog is verified, not trusted
+# --------------------------------------------------------------------------------------------
+
+KILL_AFTER_FIRST_CHUNK_UPSERT = """
+import os, signal, sys
+from pathlib import Path
+import pymilvus
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.ingest import ingest_folder
+
+kb, db, collection = sys.argv[1:4]
+settings = LookupSettings(data_dir=Path(db).parent, milvus_uri=db, collection=collection,
+                          chunk_size=200, chunk_overlap=20, insert_batch_size=4,
+                          record_invocations=False)
+real_upsert = pymilvus.MilvusClient.upsert
+
+def upsert(self, collection_name, data, *args, **kwargs):  # the injected fault
+    result = real_upsert(self, collection_name, data, *args, **kwargs)
+    if collection_name == collection:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return result
+
+pymilvus.MilvusClient.upsert = upsert
+ingest_folder(kb, settings, show_progress=False)
+"""
+
+
+def release_database(settings: LookupSettings) -> None:
+    """Close our clients and stop this process's embedded Milvus Lite server for the database
+    (pymilvus keeps it, and its lock, for the life of the process), so a subprocess can open it."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    close_all_clients()
+    server_manager_instance.release_server(settings.resolved_milvus_uri)
+
+
+def small_chunk_settings(settings: LookupSettings) -> LookupSettings:
+    return settings.model_copy(
+        update={"chunk_size": 200, "chunk_overlap": 20, "insert_batch_size": 4}
+    )
+
+
+def long_runbook(word: str, sections: int) -> str:
+    body = "\n\n".join(
+        f"## Step {i}\n" + f"Check the {word} of node {i} before the restart. " * 3
+        for i in range(sections)
+    )
+    return f"---\ntitle: Restart {word}\n---\n# Restart\n{body}\n"
+
+
+@pytest.mark.slow
+def test_killed_mid_edit_then_reverted_the_rerun_repairs(settings, tmp_path, real_embeddings):
+    settings = small_chunk_settings(settings)
+    kb = tmp_path / "kb"
+    original = long_runbook("disk", 10)
+    write(kb, "ops/restart.md", original)
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    clean = chunk_keys(settings)
+    clean_text = all_text(settings)
+    release_database(settings)
+
+    write(kb, "ops/restart.md", long_runbook("memory", 10))  # the edit, killed mid-write
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            KILL_AFTER_FIRST_CHUNK_UPSERT,
+            str(kb),
+            settings.milvus_uri,
+            settings.collection,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert "memory" in all_text(settings)  # the kill left edited chunks behind
+
+    write(kb, "ops/restart.md", original)  # the edit is reverted
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert report.indexed == ["ops/restart.md"]  # not "unchanged"
+    assert chunk_keys(settings) == clean
+    assert all_text(settings) == clean_text
+    assert "memory" not in all_text(settings)
+
+
+def test_deleted_chunks_are_reingested_though_the_catalog_stays(
+    settings, tmp_path, real_embeddings
+):
+    kb = good_kb(tmp_path, 3)
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    client = open_client(settings)
+    client.delete(settings.collection, filter='source == "ops/good1.md"')
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert report.indexed == ["ops/good1.md"]
+    assert {r.source: r.reason for r in report.repaired} == {
+        "ops/good1.md": "stored chunks differ from the catalog: 1 of 1 chunks missing"
+    }
+    assert len(chunk_keys(settings)) == 3
+
+    client.drop_collection(settings.collection)  # every chunk gone, the catalog kept
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert sorted(report.indexed) == [f"ops/good{i}.md" for i in range(3)]
+    assert len(chunk_keys(settings)) == 3
+
+
+def test_a_damaged_catalog_row_fails_neither_lookup_nor_ingest_and_is_repaired(
+    settings, tmp_path, real_embeddings
+):
+    kb = good_kb(tmp_path, 3)
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    client = open_client(settings)
+    [row] = client.query(
+        settings.resolved_catalog_collection,
+        filter='source == "ops/good1.md"',
+        output_fields=["*"],
+    )
+    row["info"] = {**row["info"], "keywords": 42}
+    client.upsert(settings.resolved_catalog_collection, [row])
+
+    tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+    message = tool.invoke(call("disk1 space cleanup"))
+    assert message.status == "success", message.content
+
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert report.indexed == ["ops/good1.md"]
+    assert "'keywords' is int, not a list" in report.repaired[0].reason
+    assert catalog(settings)["ops/good1.md"].keywords == ("disk1",)
+
+
+def test_a_bogus_catalog_row_is_removed_without_prune(settings, tmp_path, real_embeddings):
+    kb = good_kb(tmp_path, 2)
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    client = open_client(settings)
+    [row] = client.query(
+        settings.resolved_catalog_collection,
+        filter='source == "ops/good1.md"',
+        output_fields=["*"],
+    )
+    row = {**row, "source": "ops/ghost.md", "title": "Ghost runbook"}
+    client.upsert(settings.resolved_catalog_collection, [row])
+
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert "ops/ghost.md" not in catalog(settings)
+    assert [r.source for r in report.repaired] == ["ops/ghost.md"]
+    assert report.missing == []
+
+
+def test_deleted_files_are_reported_as_no_longer_on_disk_without_prune(
+    settings, tmp_path, real_embeddings
+):
+    kb = good_kb(tmp_path, 3)
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    (kb / "ops/good2.md").unlink()
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert report.missing == ["ops/good2.md"]
+    assert report.to_dict()["missing"] == ["ops/good2.md"]
+    report = ingest_folder(
+        kb, settings, embeddings=real_embeddings, show_progress=False, prune=True
+    )
+    assert report.pruned == ["ops/good2.md"]
+    assert report.missing == []
+
+
+# --------------------------------------------------------------------------------------------
+# Frontmatter
+# --------------------------------------------------------------------------------------------
+
+LICENCE = "<!--\n  Licensed under the Apache License, Version 2.0\n-->\n"
+
+
+def test_frontmatter_after_a_licence_comment_is_parsed(settings, tmp_path, real_embeddings):
+    kb = tmp_path / "kb"
+    write(
+        kb,
+        "ops/licensed.md",
+        LICENCE + "---\ntitle: Licensed runbook\nkeywords: [lic]\n---\n# Heading\n\nBody text.\n",
+    )
+    write(kb, "ops/ruler.md", LICENCE + "---\n\nNot: [yaml\n\n---\n\n# Ruler\n\nBody.\n")
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    entries = catalog(settings)
+    assert entries["ops/licensed.md"].title == "Licensed runbook"
+    assert entries["ops/licensed.md"].keywords == ("lic",)
+    assert "title:" not in all_text(settings)
+    assert {w.source for w in report.warnings} == {"ops/ruler.md"}  # read as text, warned
+
+
+def test_empty_frontmatter_leaves_no_dashes_in_the_text(settings, tmp_path, real_embeddings):
+    kb = tmp_path / "kb"
+    write(kb, "ops/empty.md", "---\n---\n# Empty frontmatter\n\nBody text.\n")
+    ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    [row] = open_client(settings).query(
+        settings.collection, filter='pk != ""', output_fields=["text", "metadata"]
+    )
+    assert "---" not in row["text"]
+    assert row["metadata"]["title"] == "Empty frontmatter"

@@ -21,10 +21,19 @@ class CatalogEntry:
     content_hash: str = ""
     chunk_count: int = 0
     chunking: str = ""  # chunking_signature the chunks were made with ("": before signatures)
+    root: str = ""  # the folder the document was ingested from ("": unknown, documents API)
+    namespace: str = ""  # the source_prefix it was ingested under ("": none)
+    problems: tuple[str, ...] = ()  # what was wrong with the stored row (tolerated, reported)
 
     @classmethod
     def from_document(
-        cls, doc: KnowledgeDocument, chunk_count: int, chunking: str = ""
+        cls,
+        doc: KnowledgeDocument,
+        chunk_count: int,
+        chunking: str = "",
+        *,
+        root: str = "",
+        namespace: str = "",
     ) -> CatalogEntry:
         """The catalog entry of a parsed document (chunked as ``chunking`` says)."""
         return cls(
@@ -37,6 +46,8 @@ class CatalogEntry:
             content_hash=doc.content_hash,
             chunk_count=chunk_count,
             chunking=chunking,
+            root=root,
+            namespace=namespace,
         )
 
     def to_row(self) -> dict[str, Any]:
@@ -52,21 +63,61 @@ class CatalogEntry:
                 "entities": list(self.entities),
                 "aliases": list(self.aliases),
                 "chunking": self.chunking,
+                "root": self.root,
+                "namespace": self.namespace,
             },
         }
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CatalogEntry:
-        """Inverse of :meth:`to_row`."""
-        info = row.get("info") or {}
+        """Inverse of :meth:`to_row`, tolerant of a damaged row: a field of the wrong type is
+        read as empty and named in :attr:`problems` (ingest repairs such a row).
+
+        Example:
+            >>> entry = CatalogEntry.from_row({"source": "a.md", "info": {"keywords": 42}})
+            >>> entry.keywords, entry.problems
+            ((), ("'keywords' is int, not a list",))
+        """
+        problems: list[str] = []
+        info = row.get("info")
+        if info is None:
+            info = {}
+        elif not isinstance(info, dict):
+            problems.append(f"'info' is {type(info).__name__}, not a mapping")
+            info = {}
+        try:
+            chunk_count = int(row.get("chunk_count") or 0)
+        except (TypeError, ValueError):
+            problems.append(f"'chunk_count' is {type(row.get('chunk_count')).__name__}")
+            chunk_count = 0
         return cls(
             source=str(row["source"]),
-            title=str(row.get("title") or ""),
-            category=str(row.get("category") or ""),
-            keywords=tuple(info.get("keywords") or ()),
-            entities=tuple(info.get("entities") or ()),
-            aliases=tuple(info.get("aliases") or ()),
-            content_hash=str(row.get("content_hash") or ""),
-            chunk_count=int(row.get("chunk_count") or 0),
-            chunking=str(info.get("chunking") or ""),
+            title=_text(row.get("title")),
+            category=_text(row.get("category")),
+            keywords=_terms(info.get("keywords"), "keywords", problems),
+            entities=_terms(info.get("entities"), "entities", problems),
+            aliases=_terms(info.get("aliases"), "aliases", problems),
+            content_hash=_text(row.get("content_hash")),
+            chunk_count=chunk_count,
+            chunking=_text(info.get("chunking")),
+            root=_text(info.get("root")),
+            namespace=_text(info.get("namespace")),
+            problems=tuple(problems),
         )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _terms(value: Any, name: str, problems: list[str]) -> tuple[str, ...]:
+    """A stored term list; anything else is no terms, and a named problem."""
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        problems.append(f"'{name}' is {type(value).__name__}, not a list")
+        return ()
+    terms = tuple(item for item in value if isinstance(item, str))
+    if len(terms) != len(value):
+        problems.append(f"'{name}' holds values that are not text")
+    return terms

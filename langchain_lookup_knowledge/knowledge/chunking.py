@@ -10,11 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from langchain_lookup_knowledge.core.text import is_cjk_char
-from langchain_lookup_knowledge.knowledge.documents import _HEADING, KnowledgeDocument, is_fence
+from langchain_lookup_knowledge.knowledge.documents import (
+    _HEADING,
+    MAX_HEADING_CHARS,
+    KnowledgeDocument,
+    is_fence,
+)
 
 BREADCRUMB_SEPARATOR = " > "
-CHUNKING_VERSION = 2
-"""Bumped whenever the same file would be chunked differently (2: HTML comments dropped)."""
+CHUNKING_VERSION = 3
+"""Bumped whenever the same file would be chunked differently (2: HTML comments dropped;
+3: frontmatter after a licence comment, empty frontmatter, bounded headings and terms)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ def chunking_signature(chunk_size: int, chunk_overlap: int) -> str:
 
     Example:
         >>> chunking_signature(1000, 150)
-        'v2/1000/150'
+        'v3/1000/150'
     """
     return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}"
 
@@ -86,7 +92,7 @@ def split_sections(body: str, title: str) -> list[Section]:
             level = len(match.group(1))
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, match.group(2).strip()))
+            stack.append((level, match.group(2).strip()[:MAX_HEADING_CHARS]))
         lines.append(line)
     flush()
     return sections

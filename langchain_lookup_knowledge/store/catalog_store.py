@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -10,6 +11,8 @@ from pymilvus import MilvusClient
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.store.filters import condition
 from langchain_lookup_knowledge.store.schema import CATALOG_VECTOR_FIELD, ensure_loaded
+
+logger = logging.getLogger(__name__)
 
 _OUTPUT = ["source", "title", "category", "content_hash", "chunk_count", "info"]
 _PAGE = 1000
@@ -35,12 +38,42 @@ def _query_all(
 
 
 def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:
-    """Every catalog entry, in source order; an absent collection is an empty catalog."""
+    """Every catalog entry, in source order; an absent collection is an empty catalog.
+
+    A damaged row never fails the load (lookups and ingests read the catalog): a field of the
+    wrong type is read as empty and named in the entry's ``problems`` (logged; the next ingest
+    rewrites the row).
+    """
     if not client.has_collection(collection):
         return []
     ensure_loaded(client, collection)
     rows = _query_all(client, collection, 'source != ""', _OUTPUT)
-    return sorted((CatalogEntry.from_row(row) for row in rows), key=lambda e: e.source)
+    entries = []
+    for row in rows:
+        try:
+            entry = CatalogEntry.from_row(row)
+        except Exception as exc:  # a row without a source: nothing to attach it to
+            logger.warning("catalog %s: unreadable row ignored (%s)", collection, exc)
+            continue
+        if entry.problems:
+            logger.warning(
+                "catalog %s: row %r is damaged (%s); the next ingest repairs it",
+                collection,
+                entry.source,
+                "; ".join(entry.problems),
+            )
+        entries.append(entry)
+    return sorted(entries, key=lambda e: e.source)
+
+
+def stored_chunk_keys(client: MilvusClient, collection: str, id_field: str) -> dict[str, set[str]]:
+    """The chunk keys really stored, by source (a key is ``<source>#<ordinal>``)."""
+    keys: dict[str, set[str]] = {}
+    for row in _query_all(client, collection, f'{id_field} != ""', [id_field]):
+        key = str(row[id_field])
+        source, hash_sign, _ = key.rpartition("#")
+        keys.setdefault(source if hash_sign else key, set()).add(key)
+    return keys
 
 
 def sources_in_scope(

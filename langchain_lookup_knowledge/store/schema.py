@@ -25,6 +25,12 @@ logger = logging.getLogger(__name__)
 
 CATALOG_VECTOR_FIELD = "_placeholder_vector"  # Milvus requires a vector field in every collection
 MAX_TEXT = 65535
+"""VARCHAR limit of the chunk text field (Milvus's largest)."""
+MAX_KEY = 1024
+"""VARCHAR limit of the primary key and the source field."""
+MAX_CATEGORY = 512
+MAX_JSON_BYTES = 65536
+"""Milvus servers' default limit on one JSON value (Milvus Lite does not enforce it)."""
 _DENSE_VECTOR_TYPES = {DataType.FLOAT_VECTOR, DataType.FLOAT16_VECTOR, DataType.BFLOAT16_VECTOR}
 # Session consistency: a process reads its own writes (a lookup right after an ingest sees the new
 # chunks) without paying for "Strong" on every search; Milvus's default "Bounded" may miss them.
@@ -114,7 +120,7 @@ def _create_chunk_collection(
     client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
 ) -> None:
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field(settings.id_field, DataType.VARCHAR, max_length=1024, is_primary=True)
+    schema.add_field(settings.id_field, DataType.VARCHAR, max_length=MAX_KEY, is_primary=True)
     text_kwargs: dict[str, Any] = {"max_length": MAX_TEXT}
     if analyzer:
         text_kwargs |= {"enable_analyzer": True, "analyzer_params": {"tokenizer": analyzer}}
@@ -124,9 +130,9 @@ def _create_chunk_collection(
     schema.add_field(settings.vector_field, DataType.FLOAT_VECTOR, dim=dimension)
     schema.add_field(settings.metadata_field, DataType.JSON)
     if settings.category_field:
-        schema.add_field(settings.category_field, DataType.VARCHAR, max_length=512)
+        schema.add_field(settings.category_field, DataType.VARCHAR, max_length=MAX_CATEGORY)
     if settings.source_field:
-        schema.add_field(settings.source_field, DataType.VARCHAR, max_length=1024)
+        schema.add_field(settings.source_field, DataType.VARCHAR, max_length=MAX_KEY)
     index = client.prepare_index_params()
     dense = dense_index_params(settings)
     index.add_index(settings.vector_field, **dense)
