@@ -11,9 +11,18 @@ Example:
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import json
 import logging
+import math
+import queue
 import threading
 import time
+import weakref
+from collections import deque
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,12 +46,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SqlAlchemyTimeoutError
 
 from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.redaction import redact, redact_value
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
+
+MAX_BACKLOG = 10_000
+"""Rows kept in memory while the records database is unavailable (the oldest go first)."""
 
 metadata = MetaData()
 tool_invocation = Table(
@@ -132,8 +146,37 @@ class InvocationRecorder(Protocol):
         ...
 
 
+class RecordingNotDone(Exception):  # noqa: N818 - a status, not a failure of the lookup
+    """A row was not written within the lookup's time; ``row`` says what became of it.
+
+    ``pending``: the write goes on in the background; ``kept``: the records database is
+    unavailable, the row waits in memory and is written when it is back; ``dropped``: the row
+    itself cannot be written (the database is fine). The trace shows it as
+    ``recording: {"status": "error", "error": ..., "row": ...}``.
+    """
+
+    def __init__(self, message: str, *, row: str) -> None:
+        super().__init__(message)
+        self.row = row
+
+
+_TRANSIENT = (OperationalError, InterfaceError, SqlAlchemyTimeoutError, OSError)
+
+
+def _short(exc: BaseException) -> str:
+    text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+    return redact(f"{type(exc).__name__}: {text[:240]}")
+
+
 class SqlInvocationRecorder:
-    """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks)."""
+    """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks).
+
+    A lookup never waits more than ``timeout_s`` for its row: one writer thread inserts, with
+    driver timeouts of the same size (SQLite busy timeout, PostgreSQL connect, lock and statement
+    timeouts). A failed or timed-out write opens a circuit for ``retry_after_s``: meanwhile rows
+    wait in memory (at most :data:`MAX_BACKLOG`) and lookups do not touch the database; the
+    writer retries on its own and writes the waiting rows as soon as the database answers.
+    """
 
     def __init__(
         self,
@@ -145,6 +188,8 @@ class SqlInvocationRecorder:
         scope: dict[str, Any] | None = None,
         record_query_text: str = "full",
         retention_days: float | None = None,
+        timeout_s: float = 2.0,
+        retry_after_s: float = 30.0,
     ) -> None:
         from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
         from langchain_lookup_knowledge.records.retention import AutoPrune
@@ -155,9 +200,21 @@ class SqlInvocationRecorder:
         self.scope = scope
         self.query_text = QueryTextPolicy(record_query_text)
         self._auto_prune = AutoPrune(retention_days, scope=scope)
-        self._connect_timeout_s = connect_timeout_s
+        self.timeout_s = timeout_s
+        self.retry_after_s = retry_after_s
+        self._connect_timeout_s = min(connect_timeout_s, max(timeout_s, 2.0))
         self._engine: Engine | None = None
         self._lock = threading.Lock()
+        self._state = threading.RLock()
+        self._jobs: queue.SimpleQueue[tuple[list[dict[str, Any]], Future[list[int | None]]]] = (
+            queue.SimpleQueue()
+        )
+        self._writer: threading.Thread | None = None
+        self._backlog: deque[dict[str, Any]] = deque()
+        self._dropped = 0
+        self._open_until = 0.0
+        self._last_error = ""
+        _LIVE.add(self)
 
     @property
     def engine(self) -> Engine:
@@ -166,15 +223,19 @@ class SqlInvocationRecorder:
             if self._engine is None:
                 url = make_url(self.url)
                 kwargs: dict[str, Any] = {"pool_pre_ping": True}
-                if url.get_backend_name() == "sqlite":
+                backend = url.get_backend_name()
+                if backend == "sqlite":
                     if url.database and url.database != ":memory:":
                         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                    kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
-                elif url.get_backend_name() == "postgresql":
-                    kwargs["connect_args"] = {"connect_timeout": int(self._connect_timeout_s)}
+                    kwargs["connect_args"] = {"timeout": self.timeout_s, "check_same_thread": False}
+                elif backend == "postgresql":
+                    # libpq's connect_timeout is whole seconds, 2 at least.
+                    connect = max(2, math.ceil(self._connect_timeout_s))
+                    kwargs["connect_args"] = {"connect_timeout": connect}
+                    kwargs["pool_timeout"] = self.timeout_s
                 engine = create_engine(url, **kwargs)
                 on_disk = url.database not in (None, "", ":memory:")
-                if url.get_backend_name() == "sqlite" and on_disk:
+                if backend == "sqlite" and on_disk:
                     event.listen(engine, "connect", _sqlite_wal)
                 create_schema(engine)
                 self._engine = engine
@@ -187,6 +248,12 @@ class SqlInvocationRecorder:
                 self._engine.dispose()
                 self._engine = None
 
+    @property
+    def backlog(self) -> int:
+        """Rows waiting in memory for the records database to be back."""
+        with self._state:
+            return len(self._backlog)
+
     def record(
         self,
         *,
@@ -195,15 +262,20 @@ class SqlInvocationRecorder:
         error: str | None = None,
         latency_ms: float | None = None,
     ) -> int | None:
-        """Insert one row; ``retrieval_details`` as JSON (content already cut)."""
-        from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
+        """Insert one row within ``timeout_s``; ``retrieval_details`` as JSON (content cut).
+
+        Raises :class:`RecordingNotDone` when the row was not written in time (the lookup goes on).
+        """
+        from langchain_lookup_knowledge.records.columns import indexed_values
 
         if latency_ms is None:
             latency_ms = sum(a.latency_ms for a in result.retrieval_trace.attempts) or None
         query, details = self.query_text.apply(result.query, details)
+        details = redact_value(details)
+        error = redact(error) if error else error
         row = {
             "tool_name": self.tool_name,
-            "query": query,
+            "query": redact(query),
             "created_at": datetime.now(UTC),
             "latency_ms": latency_ms,
             "found": result.found,
@@ -219,24 +291,146 @@ class SqlInvocationRecorder:
             scope=self.scope,
             query_hash=self.query_text.hash(result.query),
         )
-        for attempt in range(3):
+        with self._state:
+            wait = self._open_until - time.monotonic()
+            if wait > 0:
+                self._keep([row])
+                msg = (
+                    f"records database unavailable ({self._last_error}); not tried again for "
+                    f"{wait:.0f}s, row kept in memory ({len(self._backlog)} waiting)"
+                )
+                raise RecordingNotDone(msg, row="kept")
+        future = self._submit([row])
+        try:
+            ids = future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            self._trip(f"no answer within {self.timeout_s:g}s")
+            msg = (
+                f"records database did not answer within {self.timeout_s:g}s; "
+                "the write goes on in the background"
+            )
+            raise RecordingNotDone(msg, row="pending") from None
+        except _TRANSIENT as exc:
+            msg = (
+                f"records database failed ({_short(exc)}); row kept in memory "
+                f"({self.backlog} waiting), retried in {self.retry_after_s:g}s"
+            )
+            raise RecordingNotDone(msg, row="kept") from None
+        except Exception as exc:
+            raise RecordingNotDone(f"row not written: {_short(exc)}", row="dropped") from None
+        return ids[0]
+
+    def flush(self, timeout_s: float | None = None) -> int:
+        """Try to write the waiting rows now (ignoring the circuit); return how many still wait."""
+        with self._state:
+            rows = list(self._backlog)
+            self._backlog.clear()
+        if rows:
+            with contextlib.suppress(Exception):
+                self._submit(rows).result(timeout=timeout_s or self.timeout_s)
+        return self.backlog
+
+    # --- the writer thread --------------------------------------------------------------
+    def _submit(self, rows: list[dict[str, Any]]) -> Future[list[int | None]]:
+        future: Future[list[int | None]] = Future()
+        with self._state:
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_forever, name="lookup-recorder", daemon=True
+                )
+                self._writer.start()
+        self._jobs.put((rows, future))
+        return future
+
+    def _write_forever(self) -> None:
+        while True:
             try:
-                with self.engine.begin() as conn:
-                    inserted = conn.execute(tool_invocation.insert().values(**row))
-                    key = inserted.inserted_primary_key
-                    row_id = int(key[0]) if key else None
-                    sources = source_rows(row_id, row, details)
-                    if sources:
-                        conn.execute(tool_invocation_source.insert(), sources)
-                self._auto_prune.maybe_prune(self.engine)
-                return row_id
+                rows, future = self._jobs.get(timeout=self.retry_after_s)
+            except queue.Empty:
+                rows, future = [], None
+            if rows:
+                try:
+                    ids = self._insert(rows)
+                except _TRANSIENT as exc:
+                    self._trip(_short(exc))
+                    self._keep(rows)
+                    if future is not None:
+                        future.set_exception(exc)
+                except Exception as exc:  # the rows themselves are bad: dropped, reported
+                    logger.warning("tool_invocation row not written: %s", _short(exc))
+                    if future is not None:
+                        future.set_exception(exc)
+                else:
+                    with self._state:
+                        self._open_until = 0.0
+                    if future is not None:
+                        future.set_result(ids)
+            self._drain_backlog()
+
+    def _drain_backlog(self) -> None:
+        while True:
+            with self._state:
+                if not self._backlog or self._open_until > time.monotonic():
+                    return
+                batch = [self._backlog.popleft() for _ in range(min(500, len(self._backlog)))]
+            try:
+                self._insert(batch)
             except Exception as exc:
-                # SQLite "database is locked" under concurrent writers: retry briefly.
-                if "locked" in str(exc).lower() and attempt < 2:
-                    time.sleep(0.05 * (attempt + 1))
-                    continue
+                self._trip(_short(exc))
+                self._keep(batch, front=True)
+                return
+            logger.info("wrote %d tool_invocation rows that waited for the database", len(batch))
+
+    def _insert(self, rows: list[dict[str, Any]]) -> list[int | None]:
+        try:
+            return self._insert_once(rows)
+        except DBAPIError as exc:
+            if not _is_missing_table(exc):
                 raise
-        return None
+            # The table was dropped under us (a reset, a retention job): create it again.
+            create_schema(self.engine)
+            return self._insert_once(rows)
+
+    def _insert_once(self, rows: list[dict[str, Any]]) -> list[int | None]:
+        from langchain_lookup_knowledge.records.columns import source_rows
+
+        engine = self.engine
+        ids: list[int | None] = []
+        with engine.begin() as conn:
+            if engine.dialect.name == "postgresql":
+                ms = max(1, int(self.timeout_s * 1000))
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
+            for row in rows:
+                key = conn.execute(tool_invocation.insert().values(**row)).inserted_primary_key
+                row_id = int(key[0]) if key else None
+                sources = source_rows(row_id, row, row["retrieval_details"])
+                if sources:
+                    conn.execute(tool_invocation_source.insert(), sources)
+                ids.append(row_id)
+        self._auto_prune.maybe_prune(engine)
+        return ids
+
+    def _trip(self, reason: str) -> None:
+        with self._state:
+            self._open_until = time.monotonic() + self.retry_after_s
+            self._last_error = reason
+        logger.warning(
+            "records database %s unavailable (%s): lookups skip it for %gs",
+            redact(self.url),
+            reason,
+            self.retry_after_s,
+        )
+
+    def _keep(self, rows: list[dict[str, Any]], *, front: bool = False) -> None:
+        with self._state:
+            if front:
+                self._backlog.extendleft(reversed(rows))
+            else:
+                self._backlog.extend(rows)
+            while len(self._backlog) > MAX_BACKLOG:
+                self._backlog.popleft()
+                self._dropped += 1
 
     def rows(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest rows, newest first (for tests and the CLI)."""
@@ -247,12 +441,68 @@ class SqlInvocationRecorder:
             return [dict(r._mapping) for r in result]
 
 
+_RECORDERS: dict[str, SqlInvocationRecorder] = {}
+_RECORDERS_LOCK = threading.Lock()
+
+
 def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
-    """The recorder ``settings`` ask for (``invocation_db_url``, query text, retention)."""
-    return SqlInvocationRecorder(
-        settings.resolved_invocation_db_url,
-        collection=settings.collection,
-        scope=settings.default_filter,
-        record_query_text=settings.record_query_text,
-        retention_days=settings.records_retention_days,
+    """The recorder ``settings`` ask for (``invocation_db_url``, query text, retention), one
+    per configuration in a process.
+
+    Sharing it means one engine (one pool) per database, and a database found down by one
+    lookup is not tried again by every other lookup of the process.
+    """
+    key = json.dumps(
+        [
+            settings.resolved_invocation_db_url,
+            settings.collection,
+            settings.default_filter,
+            settings.record_query_text,
+            settings.records_retention_days,
+            settings.record_timeout_s,
+            settings.record_retry_after_s,
+        ],
+        sort_keys=True,
+        default=str,
     )
+    with _RECORDERS_LOCK:
+        recorder = _RECORDERS.get(key)
+        if recorder is None:
+            recorder = SqlInvocationRecorder(
+                settings.resolved_invocation_db_url,
+                collection=settings.collection,
+                scope=settings.default_filter,
+                record_query_text=settings.record_query_text,
+                retention_days=settings.records_retention_days,
+                timeout_s=settings.record_timeout_s,
+                retry_after_s=settings.record_retry_after_s,
+            )
+            _RECORDERS[key] = recorder
+        return recorder
+
+
+def _is_missing_table(exc: DBAPIError) -> bool:
+    text = str(exc.orig).lower()
+    return "no such table" in text or ("relation" in text and "does not exist" in text)
+
+
+_LIVE: weakref.WeakSet[SqlInvocationRecorder] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """Rows still waiting get one bounded chance (all databases at once) when the process ends."""
+    waiting = [r for r in list(_LIVE) if r.backlog]
+    threads = [threading.Thread(target=r.flush, daemon=True) for r in waiting]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + max((r.timeout_s for r in waiting), default=0.0) + 0.5
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for recorder in waiting:
+        if recorder.backlog:
+            logger.warning(
+                "%d tool_invocation rows lost: records database %s unavailable",
+                recorder.backlog,
+                redact(recorder.url),
+            )

@@ -368,6 +368,18 @@ class LookupSettings(BaseSettings):
         description="Records older than this many days are deleted automatically (checked at "
         "most once an hour by the recorder). None: kept until `lookup-knowledge records prune`.",
     )
+    record_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        description="Most a lookup waits for its record to be written (connect, lock, insert). "
+        "Past it the write goes on in the background (trace: recording.row = 'pending').",
+    )
+    record_retry_after_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="After a failed or timed-out write, lookups stop trying the records "
+        "database for this long: their rows wait in memory and are written when it is back.",
+    )
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         # repr / str show a URL's user, never its password.

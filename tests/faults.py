@@ -27,9 +27,11 @@ time.sleep(120)
 """
 
 
-def run_cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``lookup-knowledge ARGS`` in a subprocess (data dir in a temp folder)."""
-    env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)}
+def run_cli(
+    *args: str, data_dir: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``lookup-knowledge ARGS`` in a subprocess (data dir in a temp folder, ``env`` added)."""
+    env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir)} | (env or {})
     return subprocess.run(
         [sys.executable, "-m", "langchain_lookup_knowledge.cli", *args],
         capture_output=True,

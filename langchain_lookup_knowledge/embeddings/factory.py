@@ -2,23 +2,89 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import email.utils
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
 from langchain_lookup_knowledge.embeddings.validation import ValidatedEmbeddings
 from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
+from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
 from langchain_lookup_knowledge.settings import LookupSettings
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class ServiceEmbeddings(Embeddings):
-    """A remote embedder whose failures, after its own bounded retries, are :class:`EmbeddingError`.
+_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+_MIN_ATTEMPT_S = 0.05
 
-    The message names the service and the cause (HTTP status, timeout), never the API key: a
-    server that echoes the request's credentials in its error body gets them masked, and the
-    client's exception is not chained (its text would carry them).
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    """The wait a service asked for (``Retry-After`` / ``retry-after-ms``), in seconds."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / divisor)
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is not None:
+                return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+    return None
+
+
+def _retryable(exc: BaseException) -> bool:
+    status = getattr(exc, "status_code", None)
+    if status is not None:
+        return int(status) in _RETRYABLE_STATUS
+    name = type(exc).__name__.lower()
+    return isinstance(exc, TimeoutError | OSError) or "timeout" in name or "connection" in name
+
+
+class _LoopThread:
+    """One private event loop in a daemon thread: sync calls get a deadline that really cancels
+    the request (``asyncio.wait_for`` closes the connection), from any thread or event loop."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="lookup-embeddings", daemon=True
+                ).start()
+                self._loop = loop
+            return self._loop
+
+
+_LOOP = _LoopThread()
+
+
+class ServiceEmbeddings(Embeddings):
+    """A remote embedder with one deadline per call, retries included, and clear failures.
+
+    ``timeout_s`` bounds the whole call: each attempt gets its share of the time left and is
+    cancelled at its end (a server that drips bytes cannot hold it), a ``Retry-After`` that
+    does not fit in the time left ends the call at once instead of sleeping past the deadline,
+    and at most ``attempts`` requests are made. A failure is an :class:`EmbeddingError` naming
+    the service (its URL without credentials) and the cause (HTTP status, timeout), never the
+    API key: a server that echoes the request's credentials in its error body gets them masked,
+    and the client's exception is not chained (its text would carry them).
 
     Example:
         >>> from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -28,57 +94,102 @@ class ServiceEmbeddings(Embeddings):
     """
 
     def __init__(
-        self, inner: Embeddings, service: str, attempts: int, secrets: tuple[str, ...] = ()
+        self,
+        inner: Embeddings,
+        service: str,
+        attempts: int,
+        secrets: tuple[str, ...] = (),
+        timeout_s: float = 30.0,
     ) -> None:
         self.inner = inner
-        self.service = service
-        self.attempts = attempts
+        self.service = redact(service)
+        self.attempts = max(1, attempts)
+        self.timeout_s = timeout_s
         self._secrets = tuple(s for s in secrets if s)
 
-    def _error(self, exc: Exception) -> EmbeddingError:
+    def _error(self, exc: BaseException, tried: int, why: str = "") -> EmbeddingError:
         status = getattr(exc, "status_code", None)
         if status is not None:
             cause = f"HTTP {status}"
-        elif "timeout" in type(exc).__name__.lower():
+        elif isinstance(exc, TimeoutError) or "timeout" in type(exc).__name__.lower():
             cause = "request timed out"
         else:
             cause = type(exc).__name__
         detail = (str(exc).strip().splitlines() or [""])[0]
         for secret in self._secrets:
             detail = detail.replace(secret, "***")
-        detail = detail[:200]
+        detail = redact(detail)[:200]
         return EmbeddingError(
-            f"embedding service {self.service} failed after {self.attempts} attempt(s): "
-            f"{cause} ({detail})"
+            f"embedding service {self.service} failed after {tried} attempt(s) within the "
+            f"{self.timeout_s:g}s embedding deadline: {cause} ({detail}){why}"
+        )
+
+    async def _call(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``make()`` with retries, all within ``timeout_s``."""
+        deadline = time.monotonic() + self.timeout_s
+        for attempt in range(1, self.attempts + 1):
+            left = deadline - time.monotonic()
+            share = left / (self.attempts - attempt + 1)
+            try:
+                return await asyncio.wait_for(make(), timeout=max(share, _MIN_ATTEMPT_S))
+            except Exception as exc:
+                if isinstance(exc, asyncio.TimeoutError):
+                    exc = TimeoutError(f"no complete answer within {share:.2g}s")
+                if not _retryable(exc) or attempt == self.attempts:
+                    raise self._error(exc, attempt) from None
+                left = deadline - time.monotonic()
+                asked = _retry_after_s(exc)
+                if asked is not None and asked + _MIN_ATTEMPT_S > left:
+                    why = (
+                        f"; the service asked to retry after {asked:g}s, past the deadline "
+                        "(raise embedding_timeout_s to wait that long)"
+                    )
+                    raise self._error(exc, attempt, why) from None
+                pause = asked if asked is not None else min(0.5 * 2 ** (attempt - 1), left / 4)
+                if left - pause < _MIN_ATTEMPT_S:
+                    raise self._error(exc, attempt) from None
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _run(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        future = asyncio.run_coroutine_threadsafe(self._call(make), _LOOP.loop())
+        return future.result()
+
+    async def _arun(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        return await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(self._call(make), _LOOP.loop())
         )
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed through the service; a failure raises :class:`EmbeddingError`."""
-        try:
-            return self.inner.embed_documents(texts)
-        except Exception as exc:
-            raise self._error(exc) from None
+        return cast(list[list[float]], self._run(lambda: self.inner.aembed_documents(texts)))
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query through the service; a failure raises :class:`EmbeddingError`."""
-        try:
-            return self.inner.embed_query(text)
-        except Exception as exc:
-            raise self._error(exc) from None
+        return cast(list[float], self._run(lambda: self.inner.aembed_query(text)))
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         """Async twin of :meth:`embed_documents`."""
-        try:
-            return await self.inner.aembed_documents(texts)
-        except Exception as exc:
-            raise self._error(exc) from None
+        return cast(list[list[float]], await self._arun(lambda: self.inner.aembed_documents(texts)))
 
     async def aembed_query(self, text: str) -> list[float]:
         """Async twin of :meth:`embed_query`."""
-        try:
-            return await self.inner.aembed_query(text)
-        except Exception as exc:
-            raise self._error(exc) from None
+        return cast(list[float], await self._arun(lambda: self.inner.aembed_query(text)))
+
+
+def _split_credentials(base_url: str | None) -> tuple[str | None, dict[str, str] | None]:
+    """A base URL without its ``user:password@`` and the HTTP Basic header they stand for.
+
+    The password then lives in a header only: not in the URL the HTTP client logs at DEBUG, in
+    its errors, or in our messages.
+    """
+    if base_url is None:
+        return None, None
+    bare, user, password = split_userinfo(base_url)
+    if user is None:
+        return base_url, None
+    token = base64.b64encode(f"{user}:{password or ''}".encode()).decode("ascii")
+    return bare, {"Authorization": f"Basic {token}"}
 
 
 def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
@@ -110,22 +221,26 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
                 "(or LOOKUP_KNOWLEDGE_OPENAI_BASE_URL for a keyless OpenAI-compatible server)"
             )
             raise ConfigurationError(msg)
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        register_secret(key)
+        base_url, headers = _split_credentials(settings.openai_base_url)
         client = OpenAIEmbeddings(
             model=settings.openai_model,
-            base_url=settings.openai_base_url,
+            base_url=base_url,
             api_key=settings.openai_api_key or "unused",  # type: ignore[arg-type]
+            default_headers=headers,
             dimensions=settings.openai_dimensions,
             timeout=settings.embedding_timeout_s,
-            max_retries=settings.embedding_max_retries,
+            max_retries=0,  # ServiceEmbeddings retries, within the embedding deadline
             chunk_size=settings.embedding_batch_size,
             check_embedding_ctx_length=False,
         )
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         inner = ServiceEmbeddings(
             client,
-            settings.openai_base_url or DEFAULT_OPENAI_BASE_URL,
+            base_url or DEFAULT_OPENAI_BASE_URL,
             attempts=1 + settings.embedding_max_retries,
             secrets=(key,),
+            timeout_s=settings.embedding_timeout_s,
         )
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")

@@ -227,9 +227,11 @@ class LookupNodes:
         latency = ms_since(started) if started is not None else None  # the whole lookup
         error = state.get("error")
         status: dict[str, Any]
+        timings = dict(result.retrieval_trace.timings_ms)
         if recorder is None or not self.settings.record_invocations:
             status = {"status": "disabled"}
         else:
+            record_start = time.perf_counter()
             try:
                 row_id = recorder.record(
                     result=result,
@@ -241,7 +243,9 @@ class LookupNodes:
             except Exception as exc:
                 logger.warning("recording the tool invocation failed: %s", describe(exc))
                 status = {"status": "error", "error": describe(exc)}
-        timings = dict(result.retrieval_trace.timings_ms)
+                if isinstance(getattr(exc, "row", None), str):  # recording.RecordingNotDone
+                    status["row"] = exc.row  # type: ignore[attr-defined]
+            timings["record_invocation"] = ms_since(record_start)
         if latency is not None:
             timings["total"] = latency
         trace = result.retrieval_trace.model_copy(
