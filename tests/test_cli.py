@@ -361,7 +361,17 @@ def test_chinese_ingest_keeps_jieba_chatter_off_the_terminal(tmp_path):
 
 # The public contract: every subcommand and flag (add, never rename).
 CLI_CONTRACT = {
-    "ingest": {"--uri", "--collection", "--prune", "--categories", "--category-column", "--json"},
+    "ingest": {
+        "--uri",
+        "--collection",
+        "--prune",
+        "--categories",
+        "--category-column",
+        "--json",
+        "--strict",
+        "--follow-links",
+        "--source-prefix",
+    },
     "query": {
         "--queries-file",
         "--uri",

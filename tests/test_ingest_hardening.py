@@ -13,6 +13,7 @@ import base64
 import contextlib
 import hashlib
 import http.server
+import io
 import json
 import os
 import signal
@@ -565,3 +566,49 @@ def test_empty_frontmatter_leaves_no_dashes_in_the_text(settings, tmp_path, real
     )
     assert "---" not in row["text"]
     assert row["metadata"]["title"] == "Empty frontmatter"
+
+
+# --------------------------------------------------------------------------------------------
+# The CLI a docs CI runs
+# --------------------------------------------------------------------------------------------
+
+
+def run_main(argv: list[str]) -> tuple[int, str, str]:
+    from langchain_lookup_knowledge.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_strict_exits_1_on_skipped_files_and_reports_files_gone_from_disk(settings, tmp_path):
+    kb = good_kb(tmp_path, 2)
+    write(kb, "ops/broken.md", "---\ntitle: [unclosed\n---\n# Broken\n\nbody\n")
+    store = ["--uri", settings.resolved_milvus_uri, "--collection", settings.collection]
+
+    code, out, err = run_main(["ingest", str(kb), *store, "--strict"])
+    assert code == 1, err
+    assert "skipped ops/broken.md: malformed YAML frontmatter" in out
+    code, out, _ = run_main(["ingest", str(kb), *store])  # without --strict: listed, exit 0
+    assert code == 0
+    assert "skipped ops/broken.md" in out
+
+    (kb / "ops/good1.md").unlink()
+    (kb / "ops/broken.md").unlink()
+    code, out, _ = run_main(["ingest", str(kb), *store, "--strict"])
+    assert code == 0
+    assert "1 indexed documents are no longer on disk (run with --prune): ops/good1.md" in out
+    code, out, _ = run_main(["ingest", str(kb), *store, "--prune", "--json"])
+    assert json.loads(out)["pruned"] == ["ops/good1.md"]
+
+    other = tmp_path / "other"
+    write(other, "ops/good0.md", runbook("Other team"))
+    code, _, err = run_main(["ingest", str(other), *store])
+    assert code == 2
+    assert f"ingested from {kb.resolve()}" in err
+    code, out, _ = run_main(["ingest", str(other), *store, "--source-prefix", "other", "--json"])
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["indexed"] == 1
+    assert "other/ops/good0.md" in catalog(settings)

@@ -1,4 +1,8 @@
-"""``lookup-knowledge ingest PATH``: index a folder of markdown files (incremental)."""
+"""``lookup-knowledge ingest PATH``: index a folder of markdown files (incremental).
+
+Exit status: 0, also when files were skipped (each is listed with its reason); with
+``--strict``, 1 when any file was skipped (a docs CI that must index every file).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import argparse
 from typing import Any
 
 from langchain_lookup_knowledge.cli.options import (
+    EXIT_FAILED,
     EXIT_OK,
     Subcommands,
     add_store_args,
@@ -28,8 +33,19 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
     )
     for skipped in report.skipped:
         print(f"  skipped {skipped.source}: {skipped.reason}")
+    for warning in report.warnings:
+        print(f"  indexed with a change {warning.source}: {warning.reason}")
+    for repaired in report.repaired:
+        print(f"  repaired {repaired.source}: {repaired.reason}")
     for source in report.pruned:
         print(f"  pruned {source}")
+    if report.missing:
+        print(
+            f"{len(report.missing)} indexed documents are no longer on disk "
+            "(run with --prune): "
+            + ", ".join(report.missing[:10])
+            + (", ..." if len(report.missing) > 10 else "")
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,9 +56,16 @@ def run(args: argparse.Namespace) -> int:
         args, categories_file=args.categories, categories_column=args.category_column
     )
     report = ingest_folder(
-        args.path, settings, prune=args.prune, show_progress=None if not args.json else False
+        args.path,
+        settings,
+        prune=args.prune,
+        show_progress=None if not args.json else False,
+        follow_links=args.follow_links,
+        source_prefix=args.source_prefix,
     )
     print_ingest_report(report, args.json)
+    if args.strict and report.skipped:
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -59,6 +82,21 @@ def register(sub: Subcommands) -> None:
     )
     parser.add_argument(
         "--category-column", help="the categories file's category column (default: second)"
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when any file was skipped (for a docs CI)"
+    )
+    parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="follow symbolic links inside the folder (a link leading outside never is)",
+    )
+    parser.add_argument(
+        "--source-prefix",
+        metavar="NAME",
+        default="",
+        help="namespace for this folder's sources (NAME/path.md), so several folders share a "
+        "collection; --prune then removes only this namespace's documents",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
