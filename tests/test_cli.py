@@ -611,3 +611,91 @@ def test_eval_queries_reports_questions_about_unindexed_documents_apart(tmp_path
     # The bare baselines index the same files as the pipeline, not the one it refused.
     only_good, _ = bare_chunks(kb, 1000, 150, only={"disk-full.md"})
     assert report["baselines"]["dense"]["chunks"] == len(only_good)
+
+
+def test_eval_queries_fail_under_gates_on_each_metric(tmp_path):
+    kb = tmp_path / "kb"
+    write(kb, "disk-full.md", "# Disk full\n\nDelete old logs, then grow the volume.\n")
+    write(kb, "node-down.md", "# Node down\n\nCordon the node, drain it, reboot it.\n")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        json.dumps({"q": "the disk is full", "rel": ["disk-full"]})
+        + "\n"
+        + json.dumps({"q": "the disk is full again", "rel": ["node-down"]})  # a miss at rank 1
+        + "\n",
+        encoding="utf-8",
+    )
+    store = ["--uri", str(tmp_path / "m.db"), "--collection", "gate"]
+    assert run_main(["ingest", str(kb), *store])[0] == 0
+    argv = ["eval", "queries", str(questions), *store, "--no-progress"]
+
+    code, out, err = run_main([*argv, "--fail-under", "recall@5=0.5,mrr@10=0.5"])
+    assert code == 0, err
+    assert err == ""
+
+    code, out, err = run_main([*argv, "--json", "--fail-under", "recall@10=1,mrr@10=0.9"])
+    assert code == 1
+    report = json.loads(out.splitlines()[-1])
+    assert report["mrr@10"] < 0.9
+    assert err.splitlines() == [
+        f"lookup-knowledge: mrr@10 = {report['mrr@10']:.3f} is below 0.9 (--fail-under)"
+    ]
+
+    for bad, needle in (("recall@7=0.5", "unknown metric 'recall@7'"), ("mrr@10=2", "between 0")):
+        code, out, err = run_main([*argv, "--fail-under", bad])
+        assert code == 2
+        assert out == ""
+        assert_one_line_error(err, needle)
+
+
+# --- compare: warm searches timed, the first call (opening the path) apart ----------------
+
+
+def test_compare_times_warm_searches_and_reports_the_first_call_apart(
+    sample_kb_store, real_embeddings
+):
+    import time
+
+    from langchain_lookup_knowledge.compare import compare_paths, format_comparison
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.retrieval.sdk import SdkPath
+
+    runtime: Any = None
+
+    def slow_to_open_sdk() -> SdkPath:
+        """FAKE factory: the real SDK path, 300 ms slow to open (as a first model/store load)."""
+        time.sleep(0.3)
+        return SdkPath(runtime.client, runtime.layout, sample_kb_store)
+
+    runtime = LookupRuntime(
+        sample_kb_store, embeddings=real_embeddings, path_factories={"sdk": slow_to_open_sdk}
+    )
+    report = compare_paths(CRASHLOOP_QUERY, sample_kb_store, k=3, runtime=runtime)
+    sdk = report["sdk"]
+    assert sdk["status"] == "ok"
+    assert sdk["firstCallMs"] >= 300
+    assert sdk["latencyMs"] < 300
+    assert report["vectorstore"]["firstCallMs"] is not None
+    assert f"(first call {sdk['firstCallMs']:.1f} ms)" in format_comparison(report)
+
+
+def test_compare_asks_each_argument_as_one_question_like_query(sample_kb_store):
+    code, out, err = run_main(
+        [
+            "compare",
+            CRASHLOOP_QUERY,
+            "ingress returns 502",
+            "--uri",
+            sample_kb_store.milvus_uri,
+            "--collection",
+            sample_kb_store.collection,
+            "--k",
+            "2",
+            "--json",
+        ]
+    )
+    assert code == 0, err
+    assert [json.loads(line)["query"] for line in out.splitlines()] == [
+        CRASHLOOP_QUERY,
+        "ingress returns 502",
+    ]

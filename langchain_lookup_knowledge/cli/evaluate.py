@@ -4,13 +4,16 @@ LangChain baselines, on the configured collection unless ``--collection`` says o
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from langchain_lookup_knowledge.cli.options import (
+    EXIT_FAILED,
     EXIT_OK,
     Subcommands,
     add_store_args,
     print_json,
     settings_from_args,
+    warn,
 )
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 
@@ -48,10 +51,50 @@ def run_beir(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_queries(args: argparse.Namespace) -> int:
-    """Evaluate a JSONL question file on an ingested collection (and bare baselines)."""
-    from langchain_lookup_knowledge.evaluation.queries import format_queries, run_queries
+def parse_fail_under(spec: str | None, known: tuple[str, ...]) -> dict[str, float]:
+    """``recall@5=0.9,mrr@10=0.8`` as ``{metric: floor}``.
 
+    Raises:
+        LookupKnowledgeError: an unknown metric or a floor that is not a number in [0, 1].
+
+    Example:
+        >>> parse_fail_under("recall@5=0.9, mrr@10=0.8", ("recall@5", "mrr@10"))
+        {'recall@5': 0.9, 'mrr@10': 0.8}
+    """
+    floors: dict[str, float] = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        name, _, value = (x.strip() for x in part.partition("="))
+        if name not in known:
+            msg = f"--fail-under: unknown metric {name!r} (known: {', '.join(known)})"
+            raise LookupKnowledgeError(msg)
+        try:
+            floor = float(value)
+        except ValueError:
+            floor = -1.0
+        if not 0.0 <= floor <= 1.0:
+            msg = f"--fail-under: {name} needs a number between 0 and 1, got {value!r}"
+            raise LookupKnowledgeError(msg)
+        floors[name] = floor
+    return floors
+
+
+def gate_failures(report: dict[str, Any], floors: dict[str, float]) -> list[str]:
+    """One message per metric of ``report`` below its floor."""
+    return [
+        f"{name} = {report[name]:.3f} is below {floor} (--fail-under)"
+        for name, floor in floors.items()
+        if float(report[name]) < floor
+    ]
+
+
+def run_queries(args: argparse.Namespace) -> int:
+    """Evaluate a JSONL question file on an ingested collection (and bare baselines); with
+    ``--fail-under``, exit 1 when the pipeline scores below a floor."""
+    from langchain_lookup_knowledge.evaluation.queries import METRICS, format_queries, run_queries
+
+    floors = parse_fail_under(args.fail_under, METRICS)  # a bad spec fails before the run
     report = run_queries(
         args.file, settings_from_args(args), kb=args.kb, show_progress=progress_flag(args)
     )
@@ -59,7 +102,10 @@ def run_queries(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         print(format_queries(report))
-    return EXIT_OK
+    failures = gate_failures(report, floors)
+    for failure in failures:
+        warn(failure)
+    return EXIT_FAILED if failures else EXIT_OK
 
 
 def register(sub: Subcommands) -> None:
@@ -78,5 +124,11 @@ def register(sub: Subcommands) -> None:
     queries = eval_sub.add_parser("queries", help='a JSONL file of {"q", "rel": [stems]}')
     queries.add_argument("file", help="question file (JSONL)")
     queries.add_argument("--kb", help="knowledge folder to build the bare baselines from")
+    queries.add_argument(
+        "--fail-under",
+        metavar="METRIC=FLOOR,...",
+        help="exit 1 when the pipeline scores below a floor, e.g. recall@5=0.9,mrr@10=0.8 "
+        "(metrics: recall@5, recall@10, mrr@10, ndcg@10)",
+    )
     add_measure_args(queries)
     queries.set_defaults(func=run_queries)
