@@ -651,12 +651,11 @@ def test_eval_queries_fail_under_gates_on_each_metric(tmp_path):
 # --- compare: warm searches timed, the first call (opening the path) apart ----------------
 
 
-def test_compare_times_warm_searches_and_reports_the_first_call_apart(
-    sample_kb_store, real_embeddings
-):
+def test_compare_times_warm_searches_and_reports_the_first_call_apart(settings, real_embeddings):
     import time
 
     from langchain_lookup_knowledge.compare import compare_paths, format_comparison
+    from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 
@@ -665,12 +664,13 @@ def test_compare_times_warm_searches_and_reports_the_first_call_apart(
     def slow_to_open_sdk() -> SdkPath:
         """FAKE factory: the real SDK path, 300 ms slow to open (as a first model/store load)."""
         time.sleep(0.3)
-        return SdkPath(runtime.client, runtime.layout, sample_kb_store)
+        return SdkPath(runtime.client, runtime.layout, settings)
 
+    ingest_folder(SAMPLE_KB, settings, embeddings=real_embeddings)
     runtime = LookupRuntime(
-        sample_kb_store, embeddings=real_embeddings, path_factories={"sdk": slow_to_open_sdk}
+        settings, embeddings=real_embeddings, path_factories={"sdk": slow_to_open_sdk}
     )
-    report = compare_paths(CRASHLOOP_QUERY, sample_kb_store, k=3, runtime=runtime)
+    report = compare_paths(CRASHLOOP_QUERY, settings, k=3, runtime=runtime)
     sdk = report["sdk"]
     assert sdk["status"] == "ok"
     assert sdk["firstCallMs"] >= 300
