@@ -1,25 +1,38 @@
 """Shared fixtures: Milvus Lite in a temporary folder, the real default embedder, the sample KB,
-and the real PostgreSQL / Milvus test servers of tests/servers.py.
+and the real PostgreSQL / Milvus test servers of tests/servers.py (the 2.3 standalone server and
+``milvus-lite server``).
 
 Fakes appear only where a test must force a ranking (``DirectionEmbeddings``, named as such).
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_tool
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from servers import ServerUnavailable, start_milvus_server, start_postgres
+    from servers import (
+        ServerUnavailable,
+        start_milvus_lite_server,
+        start_milvus_server,
+        start_postgres,
+    )
 except ImportError:  # ... or tests/ is a package
-    from tests.servers import ServerUnavailable, start_milvus_server, start_postgres
+    from tests.servers import (
+        ServerUnavailable,
+        start_milvus_lite_server,
+        start_milvus_server,
+        start_postgres,
+    )
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -42,6 +55,37 @@ def real_embeddings():
     return build_embeddings(LookupSettings())
 
 
+class DocumentVectorMemo(Embeddings):
+    """The real embedder, embedding each document text once per session (not a fake: every
+    vector is the real model's). The sample knowledge base is ingested into several backends
+    (Milvus Lite, the 2.3 server, milvus-lite's server): this keeps that to one embedding pass.
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self._vectors: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            vectors = self.inner.embed_documents(missing)
+            with self._lock:
+                self._vectors.update(zip(missing, vectors, strict=True))
+        with self._lock:
+            return [list(self._vectors[t]) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture(scope="session")
+def ingest_embeddings(real_embeddings) -> DocumentVectorMemo:
+    """The real embedder for ingesting the sample knowledge base (or parts of it) anywhere."""
+    return DocumentVectorMemo(real_embeddings)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Iterator[LookupSettings]:
     """Settings on a fresh Milvus Lite database and SQLite record file in ``tmp_path``."""
@@ -56,7 +100,7 @@ def settings(tmp_path: Path) -> Iterator[LookupSettings]:
 
 
 @pytest.fixture(scope="session")
-def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, real_embeddings):
+def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, ingest_embeddings):
     """The bundled sample knowledge base, ingested once per session (read-only for tests)."""
     from langchain_lookup_knowledge.ingest import ingest_folder
 
@@ -67,7 +111,7 @@ def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, real_embeddings):
         collection="sample_kb",
         invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
     )
-    report = ingest_folder(SAMPLE_KB, s, embeddings=real_embeddings)
+    report = ingest_folder(SAMPLE_KB, s, embeddings=ingest_embeddings)
     assert report.chunks_written > 0
     return s
 
@@ -101,14 +145,28 @@ def postgres_url() -> Iterator[str]:
         pytest.skip(f"PostgreSQL unavailable: {exc.reason}")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def milvus_server_uri() -> Iterator[str]:
-    """A Milvus standalone test server for the module (tests/servers.py); skips, with the
-    reason, when it cannot be had. Shared clients are closed with the server."""
+    """A Milvus standalone test server for the session (tests/servers.py: started once, each
+    test module uses its own collections); skips, with the reason, when it cannot be had.
+    Shared clients are closed with the server."""
     try:
         with start_milvus_server() as uri:
             yield uri
     except ServerUnavailable as exc:
         pytest.skip(f"Milvus server unavailable: {exc.reason}")
+    finally:
+        close_all_clients()
+
+
+@pytest.fixture(scope="session")
+def milvus_lite_server_uri() -> Iterator[str]:
+    """``milvus-lite server`` on 127.0.0.1 for the session (the server API, with BM25); skips,
+    with the reason, when it cannot be had. Shared clients are closed with the server."""
+    try:
+        with start_milvus_lite_server() as uri:
+            yield uri
+    except ServerUnavailable as exc:
+        pytest.skip(f"milvus-lite server unavailable: {exc.reason}")
     finally:
         close_all_clients()

@@ -1,6 +1,17 @@
-"""Test fakes, named as such. Only used where a test must force a ranking or a similarity.
+"""Test fakes, all of them, named as such: used only where a test must force a ranking, a
+similarity or a failure. Everything else in the tests is real (Milvus Lite and servers, the
+embedder, SQLite, PostgreSQL).
 
-``DirectionEmbeddings`` is a FAKE embedder with deterministic "direction" vectors:
+* ``DirectionEmbeddings``: FAKE embedder whose similarities a test sets (below).
+* ``ScriptedToolCallingModel``: FAKE chat model that calls ``lookup_knowledge`` and cites.
+* L1 paths that fail or wait: ``FailingPath`` (every search raises), ``unavailable_path`` (the
+  path cannot even be opened), ``FlakyPath`` (answers once, then raises), ``GatedPath`` (waits
+  for a gate), ``BlockingPathFactory`` (hangs while opening); ``failing_graph`` / ``gated_graph``
+  build lookup graphs over the real store with them.
+* What the tool tests share: the tool-call dict (:func:`call`) and the graph's node names
+  (:data:`PIPELINE_NODES`).
+
+``DirectionEmbeddings`` gives deterministic "direction" vectors:
 
 * A text holding a directive such as ``[[alpha=0.40 beta=0.20]]`` gets exactly those weights
   on the named axes, and the rest of the unit length on a private "document residual" axis.
@@ -17,9 +28,21 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+from langchain_lookup_knowledge.retrieval.request import SearchRequest
+from langchain_lookup_knowledge.retrieval.sdk import SdkPath
+from langchain_lookup_knowledge.settings import LookupSettings
 
 DIRECTIVE = re.compile(r"\[\[([^\]]+)\]\]")
 _PAIR = re.compile(r"([a-z][a-z0-9_]*)\s*=\s*([0-9]*\.?[0-9]+)")
@@ -82,3 +105,169 @@ class DirectionEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Fake vector of a query."""
         return self.vector(text)
+
+
+_SOURCE_LINE = re.compile(r"^source: (\S+)", re.MULTILINE)
+
+PIPELINE_NODES = {
+    "transform_query",
+    "retrieve_vectorstore",
+    "retrieve_sdk",
+    "retry_unfiltered",
+    "postprocess",
+    "pack_context",
+    "assemble_result",
+    "record_invocation",
+}
+
+
+def call(query: object, call_id: str = "call_1") -> dict:
+    """A ``lookup_knowledge`` tool call, as a model emits it and ``tool.invoke`` takes it."""
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": "lookup_knowledge",
+        "args": {"query": query},
+    }
+
+
+class ScriptedToolCallingModel(BaseChatModel):
+    """FAKE chat model (no LLM): calls ``lookup_knowledge`` with the user's question, then answers
+    by citing the sources the tool message lists, or by reporting the tool's error."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            if last.status == "error":
+                text = f"I could not use the knowledge base: {last.content}"
+            else:
+                sources = list(dict.fromkeys(_SOURCE_LINE.findall(str(last.content))))
+                text = "According to " + ", ".join(sources) if sources else "No evidence found."
+            message = AIMessage(content=text)
+        else:
+            question = next(m for m in reversed(messages) if isinstance(m, HumanMessage))
+            turn = sum(isinstance(m, HumanMessage) for m in messages)
+            message = AIMessage(content="", tool_calls=[call(question.content, f"call_{turn}")])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedToolCallingModel:
+        return self
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-tool-calling-fake"
+
+
+class FailingPath:
+    """FAKE L1 path whose every search raises ``error(message)`` (an outage on that path).
+
+    Use the class itself as a path factory (``{"vectorstore": FailingPath}``) or a lambda for
+    another name (``lambda: FailingPath("sdk")``).
+    """
+
+    def __init__(
+        self,
+        name: str = "vectorstore",
+        message: str | None = None,
+        error: type[Exception] = ConnectionError,
+    ) -> None:
+        self.name = name
+        self.message = message or f"{name} search failed (injected outage)"
+        self.error = error
+
+    def search(self, request: SearchRequest) -> list[Any]:
+        raise self.error(self.message)
+
+
+def unavailable_path() -> FailingPath:
+    """FAKE path factory: the path cannot even be opened (langchain-milvus cannot connect)."""
+    raise StoreUnavailableError("injected: langchain-milvus cannot open the collection")
+
+
+class FlakyPath:
+    """FAKE wrapper: the real path answers its first search, then raises (fails on the retry)."""
+
+    def __init__(self, real: Any) -> None:
+        self.name = real.name
+        self.real = real
+        self.calls = 0
+
+    def search(self, request: SearchRequest) -> list[Any]:
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("injected: vectorstore dropped the connection")
+        return self.real.search(request)
+
+
+class BlockingPathFactory:
+    """FAKE path factory that hangs while opening a path until released, then fails."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def __call__(self) -> Any:
+        try:
+            self.release.wait(120)
+            raise RuntimeError("injected: path never opened")
+        finally:
+            self.finished.set()
+
+
+class GatedPath:
+    """FAKE wrapper around a real path: the search signals ``entered``, then waits for ``gate``
+    (set by a coroutine on the caller's event loop) before searching for real."""
+
+    def __init__(
+        self, inner: Any, entered: threading.Event, gate: threading.Event, wait_s: float = 20.0
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.entered = entered
+        self.gate = gate
+        self.wait_s = wait_s
+
+    def search(self, request: SearchRequest) -> list[Any]:
+        self.entered.set()
+        if not self.gate.wait(self.wait_s):
+            msg = "gate never opened: the event loop was blocked during the lookup"
+            raise TimeoutError(msg)
+        return self.inner.search(request)
+
+
+def failing_graph(settings: LookupSettings, embeddings: Any, **kwargs: Any) -> Any:
+    """A lookup graph over the real store whose L1 paths (vectorstore and sdk) all fail."""
+    runtime = LookupRuntime(
+        settings,
+        embeddings=embeddings,
+        path_factories={
+            "vectorstore": lambda: FailingPath("vectorstore"),
+            "sdk": lambda: FailingPath("sdk"),
+        },
+        **kwargs,
+    )
+    return build_lookup_graph(runtime=runtime)
+
+
+def gated_graph(
+    settings: LookupSettings, embeddings: Any, entered: threading.Event, gate: threading.Event
+) -> Any:
+    """A lookup graph (sdk mode) whose real SDK search waits for ``gate``."""
+    settings = settings.model_copy(update={"mode": "sdk", "record_invocations": False})
+    # The factory runs at the first search, after ``runtime`` below is bound.
+    runtime = LookupRuntime(
+        settings,
+        embeddings=embeddings,
+        path_factories={
+            "sdk": lambda: GatedPath(
+                SdkPath(runtime.client, runtime.layout, settings), entered, gate
+            ),
+        },
+    )
+    return build_lookup_graph(runtime=runtime)

@@ -4,9 +4,11 @@ Two context managers, each yielding a connection string:
 
 * :func:`start_postgres` -> SQLAlchemy URL ``postgresql+psycopg://...``
 * :func:`start_milvus_server` -> Milvus URI ``http://127.0.0.1:PORT``
+* :func:`start_milvus_lite_server` -> Milvus URI ``http://127.0.0.1:PORT`` (``milvus-lite server``)
 
 Each one first honours an environment variable naming an existing server
-(``LOOKUP_KNOWLEDGE_TEST_POSTGRES_URL`` / ``LOOKUP_KNOWLEDGE_TEST_MILVUS_URI``);
+(``LOOKUP_KNOWLEDGE_TEST_POSTGRES_URL`` / ``LOOKUP_KNOWLEDGE_TEST_MILVUS_URI`` /
+``LOOKUP_KNOWLEDGE_TEST_MILVUS_LITE_URI``);
 otherwise it starts a private, throw-away server in a fresh temp directory,
 on free ports, reached over 127.0.0.1, and tears it down (whole process group
 killed, temp directory removed) on exit.  When the server cannot be had
@@ -21,6 +23,9 @@ Milvus comes from the PyPI package ``milvus`` (2.3.x, the "Milvus Lite"
 standalone server bundle).  Its binaries are unpacked once into a cache
 directory (``$LOOKUP_KNOWLEDGE_TEST_CACHE_DIR`` or
 ``~/.cache/lookup-knowledge-tests``), every server gets its own data dir.
+Milvus Lite (PyPI ``milvus-lite``, 3.x) also serves its engine over the server's gRPC API:
+``milvus-lite server --data-dir D --host 127.0.0.1 --port P``. Unlike the 2.3 server it has
+BM25 functions, so the production code path of hybrid search over a server URI is exercised.
 Note: Milvus 2.3's gRPC/HTTP listeners bind the wildcard address (not
 configurable in 2.3); every component is told to advertise 127.0.0.1, the
 embedded etcd listens on 127.0.0.1 only, and clients connect via 127.0.0.1.
@@ -51,16 +56,19 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "MILVUS_LITE_URI_ENV",
     "MILVUS_URI_ENV",
     "POSTGRES_URL_ENV",
     "ServerUnavailable",
     "find_postgres_bindir",
+    "start_milvus_lite_server",
     "start_milvus_server",
     "start_postgres",
 ]
 
 POSTGRES_URL_ENV = "LOOKUP_KNOWLEDGE_TEST_POSTGRES_URL"
 MILVUS_URI_ENV = "LOOKUP_KNOWLEDGE_TEST_MILVUS_URI"
+MILVUS_LITE_URI_ENV = "LOOKUP_KNOWLEDGE_TEST_MILVUS_LITE_URI"
 CACHE_DIR_ENV = "LOOKUP_KNOWLEDGE_TEST_CACHE_DIR"
 
 DEFAULT_POSTGRES_DB = "lookup_knowledge_test"
@@ -616,10 +624,93 @@ def start_milvus_server(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-if __name__ == "__main__":  # manual check: python tests/servers.py [postgres|milvus]
-    which: Sequence[str] = sys.argv[1:] or ["postgres", "milvus"]
+# --------------------------------------------------------------------------
+# Milvus Lite's gRPC server (PyPI package "milvus-lite", 3.x: ``milvus-lite server``)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((LOOPBACK, port)) == 0
+
+
+def _milvus_lite_server_command() -> list[str]:
+    try:
+        import milvus_lite.cmdline  # noqa: F401 - the "server" subcommand lives there
+    except ImportError as exc:
+        raise ServerUnavailable(f"milvus-lite has no server command here: {exc}") from exc
+    return [sys.executable, "-m", "milvus_lite.cmdline", "server"]
+
+
+@contextlib.contextmanager
+def start_milvus_lite_server(*, timeout: float = 60.0) -> Iterator[str]:
+    """Yield the URI (``http://127.0.0.1:PORT``) of a private ``milvus-lite server``.
+
+    Uses ``$LOOKUP_KNOWLEDGE_TEST_MILVUS_LITE_URI`` as-is when set. Otherwise runs
+    ``milvus-lite server --data-dir D --host 127.0.0.1 --port P`` on a free port with a fresh
+    temp data dir, waits for a working pymilvus client, and on exit kills its process group and
+    removes the data dir. Raises :class:`ServerUnavailable` when milvus-lite has no server
+    command or the server is not ready within ``timeout`` s.
+    """
+    external = os.environ.get(MILVUS_LITE_URI_ENV)
+    if external:
+        yield external
+        return
+    command = _milvus_lite_server_command()
+    _remove_stale("milvus-lite")
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}milvus-lite-{os.getpid()}-"))
+    proc: subprocess.Popen | None = None
+    try:
+        (port,) = _free_ports(1)
+        log = tmp / "server.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [
+                    *command,
+                    "--data-dir",
+                    str(tmp / "data"),
+                    "--host",
+                    LOOPBACK,
+                    "--port",
+                    str(port),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group: killed as a whole
+                preexec_fn=_die_with_parent,
+            )
+        uri = f"http://{LOOPBACK}:{port}"
+        deadline = time.monotonic() + timeout
+        last_err: str | None = "no answer"
+        while time.monotonic() < deadline and proc.poll() is None:
+            # A client's connect blocks for its whole timeout before the port listens.
+            last_err = _milvus_client_ok(uri) if _port_open(port) else "port not listening"
+            if last_err is None:
+                break
+            time.sleep(0.1)
+        if last_err is not None:
+            state = (
+                f"exited with code {proc.returncode}"
+                if proc.poll() is not None
+                else f"not ready within {timeout:.0f}s ({last_err})"
+            )
+            raise ServerUnavailable(f"milvus-lite server {state}; log tail:\n{_tail(log)}")
+        yield uri
+    finally:
+        if proc is not None:
+            _stop_process_group(proc, signal.SIGTERM, grace=3)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":  # manual check: python tests/servers.py [postgres|milvus|milvus-lite]
+    which: Sequence[str] = sys.argv[1:] or ["postgres", "milvus", "milvus-lite"]
     for name in which:
-        starter = start_postgres if name == "postgres" else start_milvus_server
+        starter = {
+            "postgres": start_postgres,
+            "milvus": start_milvus_server,
+            "milvus-lite": start_milvus_lite_server,
+        }[name]
         t0 = time.monotonic()
         try:
             with starter() as url:

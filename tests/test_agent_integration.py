@@ -22,9 +22,9 @@ from langchain_lookup_knowledge import (
 )
 
 try:
-    from agent_fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
+    from fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
+    from tests.fakes import PIPELINE_NODES, ScriptedToolCallingModel, call, failing_graph
 
 REPO = Path(__file__).resolve().parents[1]
 

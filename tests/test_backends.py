@@ -1,16 +1,21 @@
 """L1 backends: path modes and fallback, score semantics, existing collections, caller filters,
-the comparison sidecar and ``lookup-knowledge compare`` (Milvus Lite + the real embedder).
+the comparison sidecar and ``lookup-knowledge compare`` (the real embedder throughout).
 
-Fakes are only failing / blocking paths (``FailingPath``, ``FlakyPath``, ``BlockingPathFactory``),
-injected through ``LookupRuntime(path_factories=...)`` to force a failure.
+``BackendContract`` (section 7) is what every Milvus must do alike; it runs on Milvus Lite
+(embedded), on a Milvus 2.3 standalone server and on ``milvus-lite server`` (a server URI with
+BM25). The module-level tests above it use Milvus Lite's internals or its cloned stores.
+
+Fakes (tests/fakes.py) are only failing / blocking paths (``FailingPath``, ``FlakyPath``,
+``BlockingPathFactory``, ``unavailable_path``), injected through
+``LookupRuntime(path_factories=...)`` to force a failure.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +31,20 @@ from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.filters import and_exprs, filter_to_expr
 from langchain_lookup_knowledge.store.schema import (
     CATALOG_VECTOR_FIELD,
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
+    server_lacks_bm25,
 )
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
     from kb_helpers import external_rows, write
 except ImportError:  # ... or tests/ is a package
+    from tests.fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
     from tests.kb_helpers import external_rows, write
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
@@ -58,53 +67,6 @@ CATALOG_FIELDS = [
     "info",
     CATALOG_VECTOR_FIELD,
 ]
-
-
-# --- fakes: failures only -------------------------------------------------------------------
-class FailingPath:
-    """FAKE L1 path whose every search raises (a VectorStore that is down)."""
-
-    def __init__(self, name: str = "vectorstore", message: str = "injected: search is down"):
-        self.name = name
-        self.message = message
-
-    def search(self, request: SearchRequest) -> list:
-        raise RuntimeError(self.message)
-
-
-def unavailable_vectorstore() -> FailingPath:
-    """FAKE factory: the VectorStore path cannot even be opened."""
-    raise StoreUnavailableError("injected: langchain-milvus cannot open the collection")
-
-
-class FlakyPath:
-    """FAKE wrapper: the real path answers its first search, then raises (fails on the retry)."""
-
-    def __init__(self, real: Any) -> None:
-        self.name = real.name
-        self.real = real
-        self.calls = 0
-
-    def search(self, request: SearchRequest) -> list:
-        self.calls += 1
-        if self.calls > 1:
-            raise RuntimeError("injected: vectorstore dropped the connection")
-        return self.real.search(request)
-
-
-class BlockingPathFactory:
-    """FAKE factory that hangs while opening a path until released, then fails."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.finished = threading.Event()
-
-    def __call__(self) -> Any:
-        try:
-            self.release.wait(120)
-            raise RuntimeError("injected: path never opened")
-        finally:
-            self.finished.set()
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -189,10 +151,12 @@ def subset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def metric_stores(lite_root: Path, subset_dir: Path, real_embeddings) -> dict[str, LookupSettings]:
+def metric_stores(
+    lite_root: Path, subset_dir: Path, ingest_embeddings
+) -> dict[str, LookupSettings]:
     """The same chunks and vectors under COSINE (ingested), L2 and IP (copied)."""
     cosine = lite_settings(lite_root, "kb_cosine")
-    report = ingest_folder(subset_dir, cosine, embeddings=real_embeddings)
+    report = ingest_folder(subset_dir, cosine, embeddings=ingest_embeddings)
     assert report.bm25
     stores = {"COSINE": cosine}
     for metric in ("L2", "IP"):
@@ -258,107 +222,11 @@ def sample(sample_kb_store: LookupSettings) -> LookupSettings:
 
 
 # --- 1. modes and the fallback edge ---------------------------------------------------------
-@pytest.mark.parametrize(
-    ("mode", "path"),
-    [
-        ("vectorstore", "vectorstore"),
-        ("spring-ai", "vectorstore"),
-        ("sdk", "sdk"),
-        ("auto", "vectorstore"),
-    ],
-)
-def test_each_mode_answers_from_its_path_only(sample, real_embeddings, mode, path):
-    settings = LookupSettings.model_validate(sample.model_dump() | {"mode": mode})
-    for query in (CRASH_QUERY, POOL_QUERY):
-        result = run(settings, real_embeddings, query)
-        trace = result.retrieval_trace
-        assert result.found
-        assert trace.path_used == path
-        assert {a.path for a in trace.attempts} == {path}
-        assert all(a.path_fallback is None for a in trace.attempts)
-        assert {b.score_label.path for b in result.evidence_blocks} == {path}
-
-
-@pytest.mark.parametrize("failure", ["unavailable", "raises"])
-def test_auto_falls_back_to_sdk_with_the_cause_in_the_trace(sample, real_embeddings, failure):
-    factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
-    expected = run(sample.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
-    result = run(
-        sample.model_copy(update={"mode": "auto"}),
-        real_embeddings,
-        CRASH_QUERY,
-        factories={"vectorstore": factory},
-    )
-    first, second = result.retrieval_trace.attempts[:2]
-    assert (first.path, first.status) == ("vectorstore", "error")
-    assert "injected" in (first.error or "")
-    assert (second.path, second.status) == ("sdk", "ok")
-    assert second.path_fallback is not None
-    assert second.path_fallback.startswith("vectorstore failed: ")
-    assert "injected" in second.path_fallback
-    assert result.retrieval_trace.path_used == "sdk"
-    assert scored(result) == scored(expected)
-
-
-def test_vectorstore_mode_never_falls_back(sample, real_embeddings):
-    result = run(
-        sample.model_copy(update={"mode": "vectorstore"}),
-        real_embeddings,
-        CRASH_QUERY,
-        factories={"vectorstore": FailingPath},
-    )
-    assert [a.path for a in result.retrieval_trace.attempts] == ["vectorstore"]
-    assert not result.found
-    assert result.message.startswith("Knowledge retrieval unavailable")
-    assert "injected" in result.message
-
-
 def test_fallback_is_a_conditional_edge_of_the_compiled_graph(sample, real_embeddings):
     drawing = build_lookup_graph(sample, embeddings=real_embeddings).get_graph()
     edges = {(e.source, e.target): e.conditional for e in drawing.edges}
     assert edges[("retrieve_vectorstore", "retrieve_sdk")] is True
     assert edges[("transform_query", "retrieve_sdk")] is True
-
-
-@pytest.mark.parametrize("retrieval_mode", ["dense", "hybrid", "sparse"])
-def test_both_paths_give_the_same_candidate_shape(sample, real_embeddings, retrieval_mode):
-    runtime = LookupRuntime(sample, embeddings=real_embeddings)
-    request = SearchRequest(
-        CRASH_QUERY,
-        runtime.embeddings.embed_query(CRASH_QUERY),
-        None,
-        k=8,
-        retrieval_mode=retrieval_mode,
-    )
-    vs = runtime.path("vectorstore").search(request)
-    sdk = runtime.path("sdk").search(request)
-    assert [c.evidence_key for c in vs] == [c.evidence_key for c in sdk]
-    assert len(vs) == 8
-    for a, b in zip(vs, sdk, strict=True):
-        da, db = a.model_dump(), b.model_dump()
-        assert da.keys() == db.keys()
-        assert da["metadata"].keys() == db["metadata"].keys()
-        assert da["score_label"].keys() == db["score_label"].keys()
-        assert (a.score_label.path, b.score_label.path) == ("vectorstore", "sdk")
-        assert a.score_label.kind == b.score_label.kind
-        assert a.score_label.similarity == pytest.approx(b.score_label.similarity, abs=1e-5)
-        del da["score_label"], db["score_label"]
-        assert da == db
-        assert a.source
-        assert a.title
-        assert a.breadcrumb
-        assert a.category
-        assert a.content
-
-
-@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
-async def test_async_lookup_matches_the_sync_one(sample, real_embeddings, mode):
-    settings = sample.model_copy(update={"mode": mode})
-    graph = build_lookup_graph(runtime=LookupRuntime(settings, embeddings=real_embeddings))
-    sync = graph.invoke({"query": CRASH_QUERY})["result"]
-    result = (await graph.ainvoke({"query": CRASH_QUERY}))["result"]
-    assert result.retrieval_trace.path_used == mode
-    assert scored(result) == scored(sync)
 
 
 # --- 2. score semantics ---------------------------------------------------------------------
@@ -752,7 +620,7 @@ def test_default_filter_and_graph_filter_are_both_applied(tenant_store, real_emb
 
 @pytest.mark.parametrize("failure", ["unavailable", "raises"])
 def test_path_fallback_keeps_the_caller_filter(tenant_store, real_embeddings, failure):
-    factory = unavailable_vectorstore if failure == "unavailable" else FailingPath
+    factory = unavailable_path if failure == "unavailable" else FailingPath
     result = run(
         tenant_store.model_copy(update={"mode": "auto"}),
         real_embeddings,
@@ -886,7 +754,7 @@ def test_compare_shows_both_paths_side_by_side(sample, real_embeddings):
 
 def test_compare_reports_a_failing_path_and_still_shows_the_other(sample, real_embeddings):
     runtime = LookupRuntime(
-        sample, embeddings=real_embeddings, path_factories={"vectorstore": unavailable_vectorstore}
+        sample, embeddings=real_embeddings, path_factories={"vectorstore": unavailable_path}
     )
     report = compare_paths(CRASH_QUERY, sample, k=3, runtime=runtime)
     assert report["vectorstore"]["status"] == "error"
@@ -1021,3 +889,418 @@ def test_hybrid_lists_fetch_the_configured_factor_of_candidates(
     )
     assert path.search(request)
     assert limits == [4 * factor, 4 * factor]
+
+
+# --- 7. the backend contract: the same behaviour on every Milvus ----------------------------
+ESCAPED_VALUES = [
+    'a" or id >= 0 or tag == "',
+    "x\\",
+    '\\"',
+    "nul\x00\x01\x7f",
+    "tab\tline\nbreak\r\n",
+    "新 ü 😀",
+    'meta["k"]',
+    "",
+]
+
+
+def lacks_bm25(settings: LookupSettings) -> str | None:
+    return server_lacks_bm25(open_client(settings))
+
+
+class BackendContract:
+    """What every Milvus backend must do alike (as langchain-milvus's ``TestMilvusBase``).
+
+    A subclass provides ``backend_uri``; the sample knowledge base is ingested there once per
+    class (its vectors embedded once per session, see ``ingest_embeddings``). Where a backend has
+    no BM25 function (Milvus 2.3) collections are dense-only and hybrid degrades to dense with a
+    trace note; the BM25 checks then skip with that reason.
+    """
+
+    external_index = "HNSW"
+    """The index the external collection is built with, as the backend reports it."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_uri(cls) -> str:
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_kb(
+        cls, backend_uri: str, tmp_path_factory: pytest.TempPathFactory, ingest_embeddings
+    ) -> Iterator[LookupSettings]:
+        """The sample knowledge base ingested into the backend (a fresh collection)."""
+        settings = LookupSettings(
+            data_dir=tmp_path_factory.mktemp("backend_kb"),
+            milvus_uri=backend_uri,
+            collection=f"kb_{uuid.uuid4().hex[:8]}",
+            record_invocations=False,
+        )
+        report = ingest_folder(SAMPLE_KB, settings, embeddings=ingest_embeddings)
+        assert report.chunks_written > 0
+        assert report.skipped == []
+        yield settings
+        client = open_client(settings)
+        for name in (settings.collection, settings.resolved_catalog_collection):
+            if client.has_collection(name):
+                client.drop_collection(name)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_external(
+        cls, backend_uri: str, backend_kb: LookupSettings, real_embeddings
+    ) -> Iterator[LookupSettings]:
+        """A collection made with raw pymilvus: doc_id/body/embedding/meta fields, no category or
+        source column, no catalog; rows embedded with the real embedder."""
+        client = MilvusClient(backend_uri)
+        name = f"ext_{uuid.uuid4().hex[:8]}"
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("body", DataType.VARCHAR, max_length=65535)
+        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
+        schema.add_field("meta", DataType.JSON)
+        index = client.prepare_index_params()
+        index.add_index(
+            "embedding",
+            index_type="HNSW",
+            metric_type="COSINE",
+            params={"M": 16, "efConstruction": 64},
+        )
+        client.create_collection(
+            name, schema=schema, index_params=index, consistency_level="Strong"
+        )
+        rows = external_rows(
+            (
+                "databases/pgbouncer-connection-exhaustion.md",
+                "kubernetes/node-not-ready.md",
+                "networking/tls-certificate-expiry.md",
+            ),
+            real_embeddings,
+        )
+        client.insert(name, rows)
+        client.flush(name)
+        client.close()
+        yield backend_kb.model_copy(
+            update={
+                "collection": name,
+                "id_field": "doc_id",
+                "content_field": "body",
+                "vector_field": "embedding",
+                "metadata_field": "meta",
+                "index_type": "HNSW",
+            }
+        )
+        cleanup = MilvusClient(backend_uri)
+        cleanup.drop_collection(name)
+        cleanup.close()
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def escape_collection(cls, backend_uri: str) -> Iterator[tuple[MilvusClient, str]]:
+        """A VARCHAR + JSON collection whose row 2 is another tenant (one per class: creating a
+        collection costs seconds on a server)."""
+        client = MilvusClient(backend_uri)
+        name = f"esc_{uuid.uuid4().hex[:8]}"
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("tag", DataType.VARCHAR, max_length=256)
+        schema.add_field("meta", DataType.JSON)
+        schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)
+        index = client.prepare_index_params()
+        index.add_index("v", index_type="FLAT", metric_type="L2")
+        client.create_collection(
+            name, schema=schema, index_params=index, consistency_level="Strong"
+        )
+        client.insert(name, [{"id": 2, "tag": "b", "meta": {"tenant": "b"}, "v": [0.0, 0.0]}])
+        try:
+            yield client, name
+        finally:
+            if client.has_collection(name):
+                client.drop_collection(name)
+            client.close()
+
+    # --- collections and BM25 ---------------------------------------------------------------
+    def test_collection_is_dense_only_where_the_backend_has_no_bm25(
+        self, backend_kb, real_embeddings
+    ):
+        reason = lacks_bm25(backend_kb)
+        layout = LookupRuntime(backend_kb, embeddings=real_embeddings).layout
+        if reason is None:
+            assert layout.has_bm25
+            return
+        assert "needs 2.5" in reason
+        assert not layout.has_bm25
+        assert layout.sparse_field is None
+        assert (layout.metric_type, layout.dimension) == ("COSINE", 384)
+
+    def test_hybrid_degrades_to_dense_with_a_trace_note(self, backend_kb, real_embeddings):
+        if lacks_bm25(backend_kb) is None:
+            pytest.skip("this backend has BM25: hybrid runs as hybrid")
+        result = run(
+            backend_kb.model_copy(update={"retrieval_mode": "hybrid"}), real_embeddings, CRASH_QUERY
+        )
+        assert result.found
+        assert result.retrieval_trace.retrieval_mode == "dense"
+        assert any(
+            "needs a BM25 field" in n and "searched dense" in n
+            for n in result.retrieval_trace.notes
+        )
+        assert {b.score_label.kind for b in result.evidence_blocks} == {"dense"}
+
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    def test_bm25_hybrid_search(self, backend_kb, real_embeddings, mode):
+        reason = lacks_bm25(backend_kb)
+        if reason is not None:
+            pytest.skip(f"{reason}: no hybrid dense+BM25 retrieval on this backend")
+        settings = backend_kb.model_copy(update={"retrieval_mode": "hybrid", "mode": mode})
+        result = run(settings, real_embeddings, CRASH_QUERY)
+        assert result.retrieval_trace.retrieval_mode == "hybrid"
+        assert {b.score_label.kind for b in result.evidence_blocks} == {"hybrid"}
+        assert result.evidence_blocks[0].source == "kubernetes/pod-crashloopbackoff.md"
+
+    # --- path modes and fallback --------------------------------------------------------------
+    @pytest.mark.parametrize(
+        ("mode", "path"),
+        [
+            ("vectorstore", "vectorstore"),
+            ("spring-ai", "vectorstore"),
+            ("sdk", "sdk"),
+            ("auto", "vectorstore"),
+        ],
+    )
+    def test_each_mode_answers_from_its_path_only(self, backend_kb, real_embeddings, mode, path):
+        settings = LookupSettings.model_validate(backend_kb.model_dump() | {"mode": mode})
+        for query in (CRASH_QUERY, POOL_QUERY):
+            result = run(settings, real_embeddings, query)
+            trace = result.retrieval_trace
+            assert result.found
+            assert trace.path_used == path
+            assert {a.path for a in trace.attempts} == {path}
+            assert all(a.path_fallback is None for a in trace.attempts)
+            assert {b.score_label.path for b in result.evidence_blocks} == {path}
+            if query == CRASH_QUERY:
+                assert result.evidence_blocks[0].source == "kubernetes/pod-crashloopbackoff.md"
+
+    @pytest.mark.parametrize("failure", ["unavailable", "raises"])
+    def test_auto_falls_back_to_sdk_with_the_cause_in_the_trace(
+        self, backend_kb, real_embeddings, failure
+    ):
+        factory = unavailable_path if failure == "unavailable" else FailingPath
+        expected = run(backend_kb.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
+        result = run(
+            backend_kb.model_copy(update={"mode": "auto"}),
+            real_embeddings,
+            CRASH_QUERY,
+            factories={"vectorstore": factory},
+        )
+        first, second = result.retrieval_trace.attempts[:2]
+        assert result.found
+        assert (first.path, first.status) == ("vectorstore", "error")
+        assert "injected" in (first.error or "")
+        assert (second.path, second.status) == ("sdk", "ok")
+        assert second.path_fallback is not None
+        assert second.path_fallback.startswith("vectorstore failed: ")
+        assert "injected" in second.path_fallback
+        assert result.retrieval_trace.path_used == "sdk"
+        assert scored(result) == scored(expected)
+
+    def test_vectorstore_mode_never_falls_back(self, backend_kb, real_embeddings):
+        result = run(
+            backend_kb.model_copy(update={"mode": "vectorstore"}),
+            real_embeddings,
+            CRASH_QUERY,
+            factories={"vectorstore": FailingPath},
+        )
+        assert [a.path for a in result.retrieval_trace.attempts] == ["vectorstore"]
+        assert not result.found
+        assert result.message.startswith("Knowledge retrieval unavailable")
+        assert "injected" in result.message
+
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    async def test_async_lookup_matches_the_sync_one(self, backend_kb, real_embeddings, mode):
+        settings = backend_kb.model_copy(update={"mode": mode})
+        graph = build_lookup_graph(runtime=LookupRuntime(settings, embeddings=real_embeddings))
+        sync = graph.invoke({"query": CRASH_QUERY})["result"]
+        result = (await graph.ainvoke({"query": CRASH_QUERY}))["result"]
+        assert result.retrieval_trace.path_used == mode
+        assert scored(result) == scored(sync)
+
+    # --- both paths alike ---------------------------------------------------------------------
+    @pytest.mark.parametrize("retrieval_mode", ["dense", "hybrid", "sparse"])
+    def test_both_paths_give_the_same_candidate_shape(
+        self, backend_kb, real_embeddings, retrieval_mode
+    ):
+        if retrieval_mode != "dense" and (reason := lacks_bm25(backend_kb)):
+            pytest.skip(f"{reason}: no {retrieval_mode} search on this backend")
+        runtime = LookupRuntime(backend_kb, embeddings=real_embeddings)
+        request = SearchRequest(
+            CRASH_QUERY,
+            runtime.embeddings.embed_query(CRASH_QUERY),
+            None,
+            k=8,
+            retrieval_mode=retrieval_mode,
+        )
+        vs = runtime.path("vectorstore").search(request)
+        sdk = runtime.path("sdk").search(request)
+        assert [c.evidence_key for c in vs] == [c.evidence_key for c in sdk]
+        assert len(vs) == 8
+        for a, b in zip(vs, sdk, strict=True):
+            da, db = a.model_dump(), b.model_dump()
+            assert da.keys() == db.keys()
+            assert da["metadata"].keys() == db["metadata"].keys()
+            assert da["score_label"].keys() == db["score_label"].keys()
+            assert (a.score_label.path, b.score_label.path) == ("vectorstore", "sdk")
+            assert a.score_label.kind == b.score_label.kind
+            assert a.score_label.similarity == pytest.approx(b.score_label.similarity, abs=1e-5)
+            del da["score_label"], db["score_label"]
+            assert da == db
+            assert a.source
+            assert a.title
+            assert a.breadcrumb
+            assert a.category
+            assert a.content
+
+    def test_both_paths_agree(self, backend_kb, real_embeddings):
+        report = compare_paths(
+            POOL_QUERY,
+            backend_kb,
+            k=5,
+            runtime=LookupRuntime(backend_kb, embeddings=real_embeddings),
+        )
+        assert report["vectorstore"]["status"] == report["sdk"]["status"] == "ok"
+        assert report["overlapAtK"] == 1.0
+        vs, sdk = report["vectorstore"]["results"], report["sdk"]["results"]
+        assert [r["similarity"] for r in vs] == pytest.approx(
+            [r["similarity"] for r in sdk], abs=1e-5
+        )
+
+    def test_sidecar_compares_the_other_path(self, backend_kb, real_embeddings):
+        settings = backend_kb.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True})
+        sidecar = run(settings, real_embeddings, CRASH_QUERY).retrieval_trace.sidecar
+        assert (sidecar.status, sidecar.path, sidecar.overlap_at_k) == ("ok", "sdk", 1.0)
+
+    # --- caller filters -----------------------------------------------------------------------
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    @pytest.mark.parametrize("field", ["category", 'metadata["category"]'])
+    def test_caller_filter(self, backend_kb, real_embeddings, mode, field):
+        result = run(
+            backend_kb.model_copy(update={"mode": mode}),
+            real_embeddings,
+            CRASH_QUERY,
+            filters={field: "networking"},
+        )
+        assert result.found
+        assert {b.category for b in result.evidence_blocks} == {"networking"}
+        assert all('"networking"' in (a.filter or "") for a in result.retrieval_trace.attempts)
+
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    @pytest.mark.parametrize("field", ["category", 'metadata["category"]'])
+    def test_a_list_filter_matches_any_of_its_values(
+        self, backend_kb, real_embeddings, mode, field
+    ):
+        result = run(
+            backend_kb.model_copy(update={"mode": mode}),
+            real_embeddings,
+            "connections time out",
+            filters={field: ["networking", "databases"]},
+        )
+        assert result.found, result.retrieval_trace
+        assert {b.category for b in result.evidence_blocks} == {"networking", "databases"}
+
+    @pytest.mark.parametrize("value", ESCAPED_VALUES)
+    def test_escaped_values_match_exactly_their_row(self, escape_collection, value):
+        client, name = escape_collection
+        client.upsert(name, [{"id": 1, "tag": value, "meta": {"tenant": value}, "v": [0.0, 0.0]}])
+        for expr in (
+            filter_to_expr({"tag": value}),
+            filter_to_expr({'meta["tenant"]': value}),
+            filter_to_expr({"tag": [value, "zz"]}),
+            filter_to_expr({'meta["tenant"]': [value, "zz"]}),
+        ):
+            expected = [1, 2] if value == "b" else [1]
+            rows = client.query(name, filter=expr, output_fields=["id"], consistency_level="Strong")
+            assert sorted(r["id"] for r in rows) == expected, expr
+        scoped = and_exprs(filter_to_expr({"tag": value}), "id == 2")
+        assert client.query(name, filter=scoped, output_fields=["id"]) == []
+        both = filter_to_expr({'meta["tenant"]': [value, "b"]})
+        assert sorted(r["id"] for r in client.query(name, filter=both, output_fields=["id"])) == [
+            1,
+            2,
+        ]
+
+    # --- an existing collection ---------------------------------------------------------------
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    def test_existing_collection(self, backend_external, real_embeddings, mode):
+        runtime = LookupRuntime(
+            backend_external.model_copy(update={"mode": mode}), embeddings=real_embeddings
+        )
+        layout = runtime.layout
+        assert (layout.index_type, layout.category_ref()) == (
+            self.external_index,
+            'meta["category"]',
+        )
+        result = build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY})["result"]
+        assert result.found
+        assert result.l0_hints.empty
+        assert result.retrieval_trace.path_used == mode
+        assert result.evidence_blocks[0].source == "databases/pgbouncer-connection-exhaustion.md"
+        # The best match is a networking runbook; a caller's filter on the JSON path excludes it.
+        tls = "TLS certificate expired"
+        unscoped = build_lookup_graph(runtime=runtime).invoke({"query": tls})["result"]
+        assert unscoped.evidence_blocks[0].category == "networking"
+        scoped = build_lookup_graph(runtime=runtime).invoke(
+            {"query": tls, "filters": {'meta["category"]': "databases"}}
+        )["result"]
+        attempt = scoped.retrieval_trace.attempts[0]
+        assert attempt.filter == '(meta["category"] == "databases")'
+        assert attempt.candidates > 0
+        assert {b.category for b in scoped.evidence_blocks} <= {"databases"}
+
+    def test_existing_collection_mismatches(self, backend_external, real_embeddings):
+        wrong_metric = LookupRuntime(
+            backend_external.model_copy(update={"metric_type": "IP"}), embeddings=real_embeddings
+        )
+        with pytest.raises(SchemaMismatchError, match="metric COSINE"):
+            _ = wrong_metric.layout
+        missing = LookupRuntime(
+            backend_external.model_copy(update={"collection": "no_such_kb"}),
+            embeddings=real_embeddings,
+        )
+        with pytest.raises(StoreUnavailableError, match="does not exist"):
+            _ = missing.layout
+
+
+class TestMilvusLite(BackendContract):
+    """Milvus Lite, embedded (a local ``.db`` file): the package's default."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_uri(cls, sample_kb_store: LookupSettings) -> str:
+        return sample_kb_store.resolved_milvus_uri
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_kb(cls, sample_kb_store: LookupSettings) -> LookupSettings:
+        """The session's sample store (already ingested there)."""
+        return sample_kb_store.model_copy(update={"record_invocations": False})
+
+
+@pytest.mark.milvus_server
+class TestMilvusServer(BackendContract):
+    """A Milvus 2.3 standalone server over gRPC (PyPI ``milvus``; no BM25 function)."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_uri(cls, milvus_server_uri: str) -> str:
+        return milvus_server_uri
+
+
+class TestMilvusLiteServer(BackendContract):
+    """``milvus-lite server`` over gRPC as ``http://127.0.0.1:PORT``: a server URI with BM25, so
+    the production code path of hybrid search over a server is exercised."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_uri(cls, milvus_lite_server_uri: str) -> str:
+        return milvus_lite_server_uri

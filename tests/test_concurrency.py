@@ -20,9 +20,9 @@ from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
-    from agent_fakes import call
+    from fakes import call
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call
+    from tests.fakes import call
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 QUESTIONS = [

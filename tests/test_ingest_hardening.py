@@ -36,10 +36,10 @@ from langchain_lookup_knowledge.store.schema import ensure_loaded
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from agent_fakes import call
+    from fakes import call
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
-    from tests.agent_fakes import call
+    from tests.fakes import call
     from tests.kb_helpers import write
 
 DIM = 8

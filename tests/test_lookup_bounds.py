@@ -29,10 +29,10 @@ from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.recording import SqlInvocationRecorder, create_schema, recorder_for
 
 try:
-    from agent_fakes import call
+    from fakes import call
     from faults import silent_tcp_port
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call
+    from tests.fakes import call
     from tests.faults import silent_tcp_port
 
 psycopg = pytest.importorskip("psycopg")

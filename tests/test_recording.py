@@ -16,9 +16,9 @@ from langchain_lookup_knowledge.pipeline.details import SUMMARY_CONTENT_CHARS
 from langchain_lookup_knowledge.recording import create_schema, tool_invocation
 
 try:
-    from agent_fakes import call, failing_graph
+    from fakes import call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call, failing_graph
+    from tests.fakes import call, failing_graph
 
 DETAIL_KEYS = {
     "query_transform",

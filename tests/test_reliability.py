@@ -2,7 +2,8 @@
 
 Real parts throughout (Milvus Lite in tmp dirs, the real embedder, SQLite). Faults are real too:
 a second process holding the database, closed or silent TCP ports, a local HTTP server answering
-500/429 or too slowly. ``FailingVectorStorePath`` is the one fake: it forces auto mode's fallback.
+500/429 or too slowly. ``FailingPath`` (tests/fakes.py) is the one fake: it forces auto mode's
+fallback.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from langchain_lookup_knowledge.store.connection import close_all_clients, open_
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
-    from agent_fakes import call
+    from fakes import FailingPath, call
     from faults import (
         database_held_by_another_process,
         failing_embedding_server,
@@ -37,7 +38,7 @@ try:
         silent_tcp_port,
     )
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call
+    from tests.fakes import FailingPath, call
     from tests.faults import (
         database_held_by_another_process,
         failing_embedding_server,
@@ -236,16 +237,6 @@ def test_frontmatter_category_never_changes_the_filter_meaning(
     assert [b.source for b in result.evidence_blocks] == [f"weird/w{index}.md"]
 
 
-class FailingVectorStorePath:
-    """Fake L1 path that always raises: forces auto mode's fallback to the SDK path."""
-
-    name = "vectorstore"
-
-    def search(self, request):
-        msg = "vectorstore down (fake)"
-        raise ConnectionError(msg)
-
-
 @pytest.fixture(scope="module")
 def tenant_store(tmp_path_factory, real_embeddings):
     """Tenant a: networking docs about DNS. Tenant b: the doc that best answers "disk full"."""
@@ -314,7 +305,7 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
         graph_input["filters"] = TENANT_A
     if how == "auto_fallback":
         settings = settings.model_copy(update={"mode": "auto"})
-        runtime_kwargs["path_factories"] = {"vectorstore": FailingVectorStorePath}
+        runtime_kwargs["path_factories"] = {"vectorstore": FailingPath}
     runtime = LookupRuntime(settings, embeddings=real_embeddings, **runtime_kwargs)
     graph = build_lookup_graph(runtime=runtime)
     # Without the tenant filter the tenant-b disk doc is the best answer: the control.

@@ -23,10 +23,10 @@ from langchain_lookup_knowledge.store.connection import close_client, open_clien
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
-    from agent_fakes import call
+    from fakes import call
     from faults import failing_embedding_server
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call
+    from tests.fakes import call
     from tests.faults import failing_embedding_server
 
 MILVUS_TOKEN = "root:tok-MILVUS-SECRET-7f3a9c"

@@ -15,9 +15,9 @@ from langchain_lookup_knowledge import LookupRuntime, build_lookup_graph
 from langchain_lookup_knowledge import create_lookup_knowledge_tool as make_tool
 
 try:
-    from agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph
+    from fakes import PIPELINE_NODES, FailingPath, call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import PIPELINE_NODES, FailingPath, call, failing_graph
+    from tests.fakes import PIPELINE_NODES, FailingPath, call, failing_graph
 
 
 def walk(run: Run) -> list[Run]:
