@@ -24,19 +24,9 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from agent_fakes import call
+    from fakes import FailingPath, call  # FailingPath raises a transient ConnectionError
 except ImportError:  # ... or tests/ is a package
-    from tests.agent_fakes import call
-
-
-class FailingPath:
-    """FAKE L1 path: every search raises a transient ConnectionError (an injected outage)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def search(self, request: Any) -> list:
-        raise ConnectionError(f"{self.name} is down (injected)")
+    from tests.fakes import FailingPath, call
 
 
 class EightDimensions(Embeddings):
