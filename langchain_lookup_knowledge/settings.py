@@ -453,6 +453,14 @@ class LookupSettings(BaseSettings):
             except ValidationError as exc:
                 raise ConfigurationError(_describe(exc, {name: value})) from exc
 
+        @classmethod
+        def model_validate(cls, obj: Any, **kwargs: Any) -> LookupSettings:
+            try:
+                return super().model_validate(obj, **kwargs)
+            except ValidationError as exc:
+                given = obj if isinstance(obj, Mapping) else {}
+                raise ConfigurationError(_describe(exc, given)) from exc
+
     @property
     def rerank_pool(self) -> int:
         """How many L1 candidates a lookup fetches and reranks (``candidate_k`` resolved).

@@ -118,6 +118,14 @@ def test_assignment_is_checked_and_leaves_the_settings_unchanged() -> None:
     assert s.rerank_pool == 5
 
 
+def test_model_validate_is_checked_like_the_constructor() -> None:
+    """A dict of settings (a config file, another settings' model_dump) gets the same error."""
+    base = LookupSettings().model_dump()
+    with pytest.raises(ConfigurationError, match=r"high_relevance=0\.3 and medium_relevance=0\.45"):
+        LookupSettings.model_validate(base | {"high_relevance": 0.3})
+    assert LookupSettings.model_validate(base | {"top_k": 7}).top_k == 7
+
+
 def test_secret_values_never_appear_in_the_error() -> None:
     message = problem(
         openai_api_key=12345678,
