@@ -86,19 +86,47 @@ tool_invocation = Table(
     Index("ix_tool_invocation_created_at", "created_at"),
     Index("ix_tool_invocation_scope_created_at", "scope", "created_at"),
     Index("ix_tool_invocation_record_version", "record_version"),  # rows to backfill
+    # Covers every column the report aggregates: its scans read this index, not the rows
+    # with their retrieval_details (records/queries.py).
+    Index(
+        "ix_tool_invocation_report",
+        "created_at",
+        "collection",
+        "scope",
+        "found",
+        "evidence_status",
+        "relevance_level",
+        "fallback_reason",
+        "path_fallback",
+        "error_kind",
+        "category_filter",
+        "latency_ms",
+        "query_hash",
+        "id",
+    ),
 )
 tool_invocation_source = Table(
     "tool_invocation_source",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("invocation_id", Integer, nullable=False, index=True),
-    Column("created_at", DateTime(timezone=True), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
     Column("collection", String(255), nullable=True),
     Column("scope", Text, nullable=True),
     Column("source", String(1024), nullable=False),
     Column("evidence_blocks", Integer, nullable=False),  # 0: nearest candidate, not evidence
     Column("in_context", Boolean, nullable=False),
     Column("similarity", Float, nullable=True),
+    Index(
+        "ix_tool_invocation_source_report",
+        "created_at",
+        "collection",
+        "scope",
+        "source",
+        "evidence_blocks",
+        "in_context",
+        "invocation_id",
+    ),
 )
 """One row per document a lookup cited (or came nearest to, when it found no evidence)."""
 

@@ -50,7 +50,7 @@ def _health_columns() -> list[Any]:
         _count_if(t.c.evidence_status == "no_evidence").label("no_evidence"),
         _count_if(t.c.fallback_reason.is_not(None)).label("retried"),
         _count_if(t.c.path_fallback.is_not(None)).label("path_fallbacks"),
-        _count_if(t.c.error.is_not(None)).label("errors"),
+        _count_if(t.c.error_kind.is_not(None)).label("errors"),
     ]
 
 
@@ -69,12 +69,21 @@ def _grouped(engine: Engine, column: Any, where: list[Any]) -> dict[str, int]:
         return {str(key): int(n) for key, n in conn.execute(query)}
 
 
-def health_totals(engine: Engine, records: RecordFilter) -> dict[str, Any]:
-    """Totals of the period: volume, found rate, relevance mix, retries, path fallbacks, errors."""
+def health_totals(
+    engine: Engine, records: RecordFilter, daily: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Totals of the period: volume, found rate, relevance mix, retries, path fallbacks, errors.
+
+    ``daily`` (:func:`daily_series` of the same records) saves a pass: the counts are its sums.
+    """
     where = records.where(t)
-    with engine.connect() as conn:
-        row = conn.execute(select(*_health_columns()).where(*where)).one()._mapping
-    totals = {key: int(row[key] or 0) for key in row}
+    if daily is None:
+        with engine.connect() as conn:
+            row = conn.execute(select(*_health_columns()).where(*where)).one()._mapping
+        totals = {key: int(row[key] or 0) for key in row}
+    else:
+        keys = [c.name for c in _health_columns()]
+        totals = {key: sum(int(day[key]) for day in daily) for key in keys}
     lookups = totals["lookups"]
     return {
         "lookups": lookups,
@@ -92,9 +101,7 @@ def health_totals(engine: Engine, records: RecordFilter) -> dict[str, Any]:
         "path_fallbacks": totals["path_fallbacks"],
         "path_fallback_reasons": _grouped(engine, t.c.path_fallback, where),
         "errors": totals["errors"],
-        "errors_by_kind": _grouped(
-            engine, func.coalesce(t.c.error_kind, "other"), [t.c.error.is_not(None), *where]
-        ),
+        "errors_by_kind": _grouped(engine, t.c.error_kind, where),
         "latency_ms": latency_percentiles(engine, records),
     }
 

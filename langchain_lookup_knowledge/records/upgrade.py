@@ -50,7 +50,9 @@ def add_missing_columns(engine: Engine) -> list[str]:
             columns = inspect(engine).get_columns(tool_invocation.name)
             if column.name not in {c["name"] for c in columns}:
                 raise
-    for index in tool_invocation.indexes:
+    from langchain_lookup_knowledge.recording import tool_invocation_source
+
+    for index in [*tool_invocation.indexes, *tool_invocation_source.indexes]:
         try:
             index.create(engine, checkfirst=True)
         except DBAPIError:
