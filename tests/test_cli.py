@@ -185,6 +185,25 @@ def test_demo_ingests_sample_kb_and_answers(tmp_path, monkeypatch):
     assert "kubernetes/pod-crashloopbackoff.md" in first_block
     assert (tmp_path / "data" / "milvus.db").exists()
     assert (tmp_path / "data" / "invocations.sqlite3").exists()
+    # The jargon explained once, before the first lookup.
+    assert out.count("How to read a lookup below:") == 1
+    assert out.index("layer=L1  ") < out.index(f"Q: {CRASHLOOP_QUERY}")
+    assert "low_quality" in out.split("Q: ")[0]
+    # One tool call as the agent gets it: the packed context with [n] citations, the artifact.
+    call = out.split("What an agent receives from one tool call")[1]
+    content = call.split("msg.artifact")[0]
+    assert "    | [1] Pod stuck in CrashLoopBackOff" in content
+    assert "source: kubernetes/pod-crashloopbackoff.md" in content
+    artifact = json.loads(call.split("msg.artifact")[1].split("\n", 1)[1].split("\n\n")[0])
+    assert artifact["found"] is True
+    assert artifact["evidenceBlocks"][0]["evidenceKey"] == "kubernetes/pod-crashloopbackoff.md#0"
+    assert "l1_similarity" in artifact["evidenceBlocks"][0]["hitReasons"]
+    assert artifact["retrievalTrace"]["selectedAttempt"]
+    # It ends with the next step.
+    assert out.rstrip().splitlines()[-3:-1] == [
+        "  .venv/bin/lookup-knowledge ingest YOUR_FOLDER",
+        '  .venv/bin/lookup-knowledge query "your question"',
+    ]
 
 
 # --- end to end on ../shared/data/runbooks-en ---------------------------------------------
