@@ -37,6 +37,8 @@ class Question:
     text: str
     origin: str
     relevant: tuple[str, ...] = ()
+    judged: bool = False  # the line has "rel" (possibly [], a question the KB does not answer)
+    kb: str = ""  # the line's "kb": the knowledge base it is asked of
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def _from_line(raw: bytes, origin: str) -> QuestionOrProblem | None:
         return UnreadableQuestion(origin, problem)
     rel = row.get("rel")
     relevant = tuple(str(r) for r in (rel if isinstance(rel, list) else [rel] if rel else []))
-    return Question(text, origin, relevant)
+    return Question(text, origin, relevant, judged="rel" in row, kb=str(row.get("kb") or ""))
 
 
 def read_question_file(path: str | Path) -> list[QuestionOrProblem]:

@@ -1,5 +1,6 @@
-"""``lookup-knowledge eval beir DIR`` and ``eval queries FILE``: retrieval quality against bare
-LangChain baselines, on the configured collection unless ``--collection`` says otherwise."""
+"""``lookup-knowledge eval beir DIR``, ``eval queries FILE...`` and ``eval pool REPORT...``:
+retrieval quality against bare LangChain baselines, on the configured collection unless
+``--collection`` says otherwise."""
 
 from __future__ import annotations
 
@@ -96,7 +97,13 @@ def run_queries(args: argparse.Namespace) -> int:
 
     floors = parse_fail_under(args.fail_under, METRICS)  # a bad spec fails before the run
     report = run_queries(
-        args.file, settings_from_args(args), kb=args.kb, show_progress=progress_flag(args)
+        args.file,
+        settings_from_args(args),
+        kb=args.kb,
+        kb_name=args.kb_name,
+        ablate=ablations_flag(args.ablate),
+        blind=True if args.blind else None,
+        show_progress=progress_flag(args),
     )
     if args.json:
         print_json(report)
@@ -106,6 +113,35 @@ def run_queries(args: argparse.Namespace) -> int:
     for failure in failures:
         warn(failure)
     return EXIT_FAILED if failures else EXIT_OK
+
+
+def ablations_flag(value: str | None) -> bool | list[str]:
+    """``--ablate`` alone (or ``all``): every component; ``--ablate a,b``: those."""
+    if value is None:
+        return False
+    if value == "all":
+        return True
+    from langchain_lookup_knowledge.evaluation.queries import ABLATIONS
+
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ABLATIONS]
+    if unknown:
+        raise LookupKnowledgeError(
+            f"unknown --ablate component {unknown[0]!r}: use all or {', '.join(ABLATIONS)}"
+        )
+    return names
+
+
+def run_pool(args: argparse.Namespace) -> int:
+    """Pool saved ``eval queries --json`` reports: per-set and pooled deltas with intervals."""
+    from langchain_lookup_knowledge.evaluation.pool import format_pool, load_report, pool_reports
+
+    pool = pool_reports([load_report(p) for p in args.reports], metric=args.metric)
+    if args.json:
+        print_json(pool)
+    else:
+        print(format_pool(pool))
+    return EXIT_OK
 
 
 def register(sub: Subcommands) -> None:
@@ -122,13 +158,32 @@ def register(sub: Subcommands) -> None:
     beir.set_defaults(func=run_beir)
 
     queries = eval_sub.add_parser("queries", help='a JSONL file of {"q", "rel": [stems]}')
-    queries.add_argument("file", help="question file (JSONL)")
+    queries.add_argument("file", nargs="+", help="question file(s) (JSONL), concatenated")
     queries.add_argument("--kb", help="knowledge folder to build the bare baselines from")
     queries.add_argument(
         "--fail-under",
         metavar="METRIC=FLOOR,...",
         help="exit 1 when the pipeline scores below a floor, e.g. recall@5=0.9,mrr@10=0.8 "
-        "(metrics: recall@5, recall@10, mrr@10, ndcg@10)",
+        "(metrics: recall@5, mrr@5, mrr@10, ndcg@10, recall@10)",
+    )
+    queries.add_argument(
+        "--kb-name", help='only rows whose "kb" is this (e.g. one KB\'s out-of-scope questions)'
+    )
+    queries.add_argument(
+        "--ablate",
+        nargs="?",
+        const="all",
+        help="switch components off one at a time (all, or a comma list) and report each gain",
+    )
+    queries.add_argument(
+        "--blind", action="store_true", help="no question text, ranking or signal in the report"
     )
     add_measure_args(queries)
     queries.set_defaults(func=run_queries)
+
+    pool = eval_sub.add_parser("pool", help="pool saved eval queries --json reports")
+    pool.add_argument("reports", nargs="+", help="files holding an eval queries --json report")
+    pool.add_argument("--metric", default="mrr@5", help="metric compared (default: mrr@5)")
+    pool.add_argument("--json", action="store_true", help="last line: one JSON object")
+    pool.add_argument("--no-progress", action="store_true", help="(nothing to show; accepted)")
+    pool.set_defaults(func=run_pool)

@@ -14,9 +14,17 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-__all__ = ["aggregate", "dedupe", "mrr_at_k", "ndcg_at_k", "percentile", "recall_at_k"]
+__all__ = [
+    "aggregate",
+    "dedupe",
+    "mrr_at_k",
+    "ndcg_at_k",
+    "per_query",
+    "percentile",
+    "recall_at_k",
+]
 
 
 def dedupe(ranking: Iterable[str]) -> list[str]:
@@ -64,6 +72,34 @@ METRICS = {
 }
 
 
+def _metric(name: str) -> tuple[Callable[[Sequence[str], Mapping[str, float], int], float], int]:
+    metric, _, cut = name.partition("@")
+    if metric not in METRICS or not cut.isdigit():
+        msg = f"unknown metric {name!r}: use ndcg@K, recall@K or mrr@K"
+        raise ValueError(msg)
+    return METRICS[metric], int(cut)
+
+
+def per_query(
+    rankings: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    name: str,
+) -> dict[str, float]:
+    """One metric's value per judged query (queries without a relevant document are left out).
+
+    Example:
+        >>> per_query({"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"c": 1}, "q3": {}},
+        ...           "mrr@5")
+        {'q1': 1.0, 'q2': 0.0}
+    """
+    fn, k = _metric(name)
+    return {
+        q: fn(rankings.get(q, []), judgements, k)
+        for q, judgements in qrels.items()
+        if _relevant(judgements)
+    }
+
+
 def aggregate(
     rankings: Mapping[str, Sequence[str]],
     qrels: Mapping[str, Mapping[str, float]],
@@ -77,15 +113,9 @@ def aggregate(
         >>> aggregate({"q1": ["a"], "q2": ["b"]}, {"q1": {"a": 1}, "q2": {"c": 1}}, ["recall@1"])
         {'recall@1': 0.5}
     """
-    judged = [q for q, judgements in qrels.items() if _relevant(judgements)]
     out: dict[str, float] = {}
     for name in names:
-        metric, _, cut = name.partition("@")
-        if metric not in METRICS or not cut.isdigit():
-            msg = f"unknown metric {name!r}: use ndcg@K, recall@K or mrr@K"
-            raise ValueError(msg)
-        fn, k = METRICS[metric], int(cut)
-        values = [fn(rankings.get(q, []), qrels[q], k) for q in judged]
+        values = list(per_query(rankings, qrels, name).values())
         out[name] = sum(values) / len(values) if values else 0.0
     return out
 

@@ -81,7 +81,9 @@ def run_pipeline(
     progress: bool = False,
 ) -> RunOutput:
     """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``."""
-    out = RunOutput(extra={"relevance": {}, "fallbacks": 0})
+    from langchain_lookup_knowledge.pipeline.decision import evidence_signals
+
+    out = RunOutput(extra={"relevance": {}, "found": {}, "signals": {}, "fallbacks": 0})
     bar = _bar(len(queries), desc, progress)
     for qid, text in queries.items():
         start = time.perf_counter()
@@ -89,6 +91,10 @@ def run_pipeline(
         out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
         out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
         out.extra["relevance"][qid] = result.relevance_level
+        out.extra["found"][qid] = result.found
+        signals = evidence_signals(result.evidence_blocks, text)
+        if signals is not None:
+            out.extra["signals"][qid] = signals.as_dict()
         if result.retrieval_trace.fallback_reason:
             out.extra["fallbacks"] += 1
         if bar is not None:
@@ -129,6 +135,7 @@ def rounded(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
 TABLE_COLUMNS: dict[str, tuple[str, int]] = {
     "recall@5": ("R@5", 8),
     "recall@10": ("R@10", 8),
+    "mrr@5": ("MRR@5", 8),
     "recall@100": ("R@100", 8),
     "mrr@10": ("MRR@10", 8),
     "ndcg@10": ("nDCG@10", 9),

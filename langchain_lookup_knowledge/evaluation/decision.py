@@ -1,0 +1,62 @@
+"""The evidence decision measured: found rates in and out of scope, and how right each level is.
+
+* ``in_scope_found``: share of answerable questions that got ``found=true``.
+* ``out_of_scope_no_evidence``: share of questions the knowledge base does not answer that got
+  ``found=false`` (None without such questions).
+* per ``relevanceLevel`` (answers with ``found=true`` only): how many, and the share whose first
+  block is a relevant document (an out-of-scope answer is never correct).
+
+Example:
+    >>> from langchain_lookup_knowledge.evaluation.runner import RunOutput
+    >>> run = RunOutput(rankings={"q1": ["a"], "q2": ["b"]},
+    ...                 extra={"found": {"q1": True, "q2": False}, "relevance": {"q1": "high"}})
+    >>> rates = decision_rates(run, {"q1": {"a": 1.0}, "q2": {}})
+    >>> rates["in_scope_found"], rates["out_of_scope_no_evidence"], rates["levels"]["high"]
+    (1.0, 1.0, {'count': 1, 'correct': 1, 'correct_share': 1.0})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_lookup_knowledge.evaluation.runner import RunOutput
+
+__all__ = ["LEVELS", "decision_rates", "first_is_relevant"]
+
+LEVELS = ("high", "medium", "low")
+
+
+def first_is_relevant(ranking: list[str], judgements: Mapping[str, float]) -> bool:
+    """The first document of ``ranking`` is relevant."""
+    return bool(ranking) and judgements.get(ranking[0], 0.0) > 0
+
+
+def decision_rates(run: RunOutput, qrels: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """Found rates and per-level correctness of a pipeline run (see the module docstring)."""
+    found: Mapping[str, bool] = run.extra.get("found", {})
+    levels: Mapping[str, str] = run.extra.get("relevance", {})
+    inside = [q for q, rel in qrels.items() if any(g > 0 for g in rel.values())]
+    outside = [q for q in qrels if q not in set(inside)]
+    per_level: dict[str, dict[str, Any]] = {}
+    for level in LEVELS:
+        answered = [q for q in qrels if found.get(q) and levels.get(q) == level]
+        correct = sum(1 for q in answered if first_is_relevant(run.rankings.get(q, []), qrels[q]))
+        per_level[level] = {
+            "count": len(answered),
+            "correct": correct,
+            "correct_share": round(correct / len(answered), 4) if answered else 0.0,
+        }
+    return {
+        "in_scope": len(inside),
+        "out_of_scope": len(outside),
+        "in_scope_found": round(sum(1 for q in inside if found.get(q)) / len(inside), 4)
+        if inside
+        else None,
+        "out_of_scope_no_evidence": round(
+            sum(1 for q in outside if not found.get(q)) / len(outside), 4
+        )
+        if outside
+        else None,
+        "levels": per_level,
+    }

@@ -1,0 +1,187 @@
+"""Pool several ``eval queries --json`` reports: one figure, with its interval, over many sets.
+
+Each report carries its per-question scores (``per_question``), so pooling needs no re-run:
+
+* per set: the pipeline's MRR@5 against the best bare configuration *of that set* (the bare
+  side's best case), with its paired interval;
+* pooled over every question: the pipeline against the best *single* bare configuration (the
+  one a user would have picked for all sets: best pooled MRR@5), and against the per-set best,
+  each with a stratified bootstrap interval (questions resampled within their own set);
+* the evidence decision summed over the sets.
+
+Example:
+    >>> report = {"file": "a.jsonl", "per_question": {"pipeline": {"mrr@5": [1.0, 0.5]},
+    ...           "dense": {"mrr@5": [0.5, 0.5]}}, "pipeline": {"decision": {}}}
+    >>> pool_reports([report], metric="mrr@5")["pooled"]["vs_best_single"]["delta"]
+    0.25
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.evaluation.stats import paired_bootstrap, pooled_bootstrap
+
+__all__ = ["format_pool", "load_report", "pool_reports"]
+
+PIPELINE = "pipeline"
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """An ``eval queries --json`` report from a file (its last JSON line).
+
+    Raises:
+        ConfigurationError: missing file, no JSON line, or a report without per-question scores.
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ConfigurationError(f"report not found: {file}")
+    lines = [ln for ln in file.read_text(encoding="utf-8").splitlines() if ln.startswith("{")]
+    if not lines:
+        raise ConfigurationError(f"{file}: no JSON report (run eval queries with --json)")
+    try:
+        report = json.loads(lines[-1])
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{file}: invalid JSON report: {exc}") from None
+    if not isinstance(report, dict) or PIPELINE not in report.get("per_question", {}):
+        raise ConfigurationError(f"{file}: not an eval queries report with per-question scores")
+    return report
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _sum_decisions(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    inside = outside = found_in = rejected_out = 0
+    levels: dict[str, dict[str, int]] = {}
+    for report in reports:
+        rates = report[PIPELINE].get("decision") or {}
+        n_in, n_out = rates.get("in_scope", 0), rates.get("out_of_scope", 0)
+        inside += n_in
+        outside += n_out
+        found_in += round((rates.get("in_scope_found") or 0.0) * n_in)
+        rejected_out += round((rates.get("out_of_scope_no_evidence") or 0.0) * n_out)
+        for level, counts in (rates.get("levels") or {}).items():
+            acc = levels.setdefault(level, {"count": 0, "correct": 0})
+            acc["count"] += counts["count"]
+            acc["correct"] += counts["correct"]
+    return {
+        "in_scope": inside,
+        "out_of_scope": outside,
+        "in_scope_found": round(found_in / inside, 4) if inside else None,
+        "out_of_scope_no_evidence": round(rejected_out / outside, 4) if outside else None,
+        "levels": {
+            lvl: v | {"correct_share": round(v["correct"] / v["count"], 4) if v["count"] else 0.0}
+            for lvl, v in levels.items()
+        },
+    }
+
+
+def pool_reports(reports: Sequence[Mapping[str, Any]], *, metric: str = "mrr@5") -> dict[str, Any]:
+    """Per-set and pooled comparison of the pipeline with the bare configurations on ``metric``.
+
+    Raises:
+        ConfigurationError: no report, or a report without ``metric`` per question.
+    """
+    if not reports:
+        raise ConfigurationError("no reports to pool")
+    sets: list[dict[str, Any]] = []
+    ours_groups: list[list[float]] = []
+    per_config: dict[str, list[list[float]]] = {}
+    best_groups: list[list[float]] = []
+    for report in reports:
+        per_question = report["per_question"]
+        if metric not in per_question[PIPELINE]:
+            raise ConfigurationError(f"{report.get('file')}: no per-question {metric}")
+        ours = list(per_question[PIPELINE][metric])
+        bare = {name: list(v[metric]) for name, v in per_question.items() if name != PIPELINE}
+        row: dict[str, Any] = {
+            "file": report.get("file"),
+            "questions": len(ours),
+            PIPELINE: round(_mean(ours), 4),
+            "recall@5": round(_mean(per_question[PIPELINE].get("recall@5", [])), 4),
+        }
+        if bare:
+            best = max(bare, key=lambda name: _mean(bare[name]))
+            row |= {
+                "best_bare": best,
+                "best_bare_score": round(_mean(bare[best]), 4),
+                "vs_best_bare": paired_bootstrap(ours, bare[best]).as_dict(),
+            }
+            best_groups.append(bare[best])
+        sets.append(row)
+        ours_groups.append(ours)
+        for name, values in bare.items():
+            per_config.setdefault(name, []).append(values)
+    total = sum(len(g) for g in ours_groups)
+    pooled: dict[str, Any] = {
+        "questions": total,
+        PIPELINE: round(sum(sum(g) for g in ours_groups) / total, 4) if total else 0.0,
+    }
+    # A configuration missing from a set cannot be the single configuration for all sets.
+    complete = {n: g for n, g in per_config.items() if len(g) == len(reports)}
+    if complete:
+        means = {n: sum(sum(g) for g in groups) / total for n, groups in complete.items()}
+        single = max(means, key=lambda n: means[n])
+        pooled["configs"] = {n: round(v, 4) for n, v in means.items()}
+        pooled["best_single"] = single
+        pooled["vs_best_single"] = pooled_bootstrap(
+            list(zip(ours_groups, complete[single], strict=True))
+        ).as_dict()
+    if len(best_groups) == len(reports):
+        pooled["vs_best_per_set"] = pooled_bootstrap(
+            list(zip(ours_groups, best_groups, strict=True))
+        ).as_dict()
+        pooled["sets_ahead"] = sum(1 for s in sets if s["vs_best_bare"]["delta"] >= 0)
+    return {
+        "metric": metric,
+        "sets": sets,
+        "pooled": pooled,
+        "decision": _sum_decisions(reports),
+    }
+
+
+def _iv(interval: Mapping[str, Any]) -> str:
+    return f"{interval['delta']:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}]"
+
+
+def format_pool(pool: Mapping[str, Any]) -> str:
+    """A readable table of :func:`pool_reports`."""
+    metric = pool["metric"]
+    lines = [f"{'set':<48}{'n':>5}{'R@5':>8}{metric:>8}  best bare ({metric})  delta, 95% CI"]
+    for row in pool["sets"]:
+        best = (
+            f"{row['best_bare']} {row['best_bare_score']:.3f}  {_iv(row['vs_best_bare'])}"
+            if "best_bare" in row
+            else "-"
+        )
+        lines.append(
+            f"{str(row['file'])[-48:]:<48}{row['questions']:>5}{row['recall@5']:>8.3f}"
+            f"{row[PIPELINE]:>8.3f}  {best}"
+        )
+    pooled = pool["pooled"]
+    lines.append(
+        f"pooled: {pooled['questions']} questions, pipeline {metric} {pooled[PIPELINE]:.3f}"
+    )
+    if "best_single" in pooled:
+        single = pooled["best_single"]
+        lines.append(
+            f"  vs best single bare ({single} {pooled['configs'][single]:.3f}): "
+            f"{_iv(pooled['vs_best_single'])}"
+        )
+    if "vs_best_per_set" in pooled:
+        lines.append(
+            f"  vs best bare of each set: {_iv(pooled['vs_best_per_set'])}; ahead on "
+            f"{pooled['sets_ahead']} of {len(pool['sets'])}"
+        )
+    decision = pool["decision"]
+    if decision["in_scope"]:
+        from langchain_lookup_knowledge.evaluation.queries import format_decision
+
+        lines.append("evidence decision: " + format_decision(decision))
+    return "\n".join(lines)

@@ -1,0 +1,170 @@
+"""The evidence decision: is there evidence, and how far can the agent trust the first block?
+
+A lookup always finds *something* (the nearest chunks of any question); the decision says
+whether it is evidence. It reads signals the pipeline already has (:class:`EvidenceSignals`):
+the dense similarity of the blocks, how many of the question's terms the first block holds,
+whether the two hybrid legs agree on it, whether L0 matched its document, and for a BM25-only
+lookup (a Chinese question the English-only embedder cannot read) its BM25 score per question
+term. A small logistic model per retrieval family turns them into a confidence in [0, 1] that
+the first block answers the question; ``found`` and ``relevanceLevel`` are thresholds on it.
+
+The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
+are the defaults of :data:`DEFAULT_EVIDENCE_MODEL` and ``LookupSettings``.
+
+Example:
+    >>> signals = EvidenceSignals(family="dense", similarity=0.71, coverage=1.0, agreement=1.0)
+    >>> confidence(signals, DEFAULT_EVIDENCE_MODEL) > 0.5
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams, fold, word_key_set
+from langchain_lookup_knowledge.pipeline.models import EvidenceBlock
+from langchain_lookup_knowledge.pipeline.rerank import query_terms
+
+__all__ = [
+    "DEFAULT_EVIDENCE_MODEL",
+    "FEATURES",
+    "EvidenceSignals",
+    "confidence",
+    "evidence_signals",
+    "validate_evidence_model",
+]
+
+FEATURES = ("similarity", "coverage", "title_overlap", "agreement", "l0_match", "bm25_per_term")
+"""Signal names a model may weigh (besides ``bias``)."""
+
+_L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
+_AGREEMENT_TOP = 3
+
+# Fitted by evals/fit_decision.py on the dev splits (see the README's evidence-decision table).
+DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
+    "dense": {"bias": -9.0, "similarity": 14.0, "coverage": 2.0, "agreement": 1.0},
+    "sparse": {"bias": -4.0, "coverage": 5.0, "bm25_per_term": 0.5},
+}
+
+
+@dataclass(frozen=True)
+class EvidenceSignals:
+    """What the decision reads, all from the final evidence blocks.
+
+    Attributes:
+        family: ``"sparse"`` when BM25 alone ranked (its similarity is not readable), else
+            ``"dense"`` (dense or hybrid retrieval).
+        similarity: The best dense similarity among the blocks.
+        coverage: Share of the question's significant terms (words, CJK bigrams) in the first
+            block (title, breadcrumb, content).
+        title_overlap: Share of them in the first block's title or breadcrumb.
+        agreement: Hybrid: the first block's fused rank score (1.0: first in both lists);
+            dense: 1.0 when the first block is also the most similar; sparse: 0.
+        l0_match: 1.0 when L0 matched the first block's document by title, keyword, alias or
+            entity.
+        bm25_per_term: BM25-only: the first block's BM25 score divided by the question's terms.
+        terms: The question's significant terms.
+    """
+
+    family: str
+    similarity: float = 0.0
+    coverage: float = 0.0
+    title_overlap: float = 0.0
+    agreement: float = 0.0
+    l0_match: float = 0.0
+    bm25_per_term: float = 0.0
+    terms: int = 0
+
+    def as_dict(self) -> dict[str, float | str]:
+        """Rounded, for traces and evaluation reports."""
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> float:
+    if not terms:
+        return 0.0
+    words, folded = word_key_set(text), fold(text)
+    found = [t for t in terms if (t in folded if t in bigrams else t in words)]
+    return len(found) / len(terms)
+
+
+def evidence_signals(blocks: Sequence[EvidenceBlock], query: str) -> EvidenceSignals | None:
+    """The decision's signals for ``blocks`` (best first) of ``query``; None without blocks.
+
+    Example:
+        >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+        >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.6, similarity=0.6, formula="")
+        >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", title="Disk full",
+        ...                       content="The node disk is full.", score_label=label)
+        >>> signals = evidence_signals([block], "node disk full")
+        >>> signals.coverage, signals.title_overlap, signals.agreement
+        (1.0, 0.6667, 1.0)
+    """
+    labelled = [b for b in blocks if b.score_label is not None]
+    if not labelled:
+        return None
+    first = labelled[0]
+    label = first.score_label
+    assert label is not None
+    terms = query_terms(query)
+    bigrams = frozenset(cjk_bigrams(query))
+    heading = f"{first.title}\n{first.breadcrumb}"
+    similarities = [b.score_label.similarity for b in labelled if b.score_label is not None]
+    family = "sparse" if label.kind == "sparse" else "dense"
+    if label.kind == "hybrid":
+        agreement = label.rank_score or 0.0
+    elif family == "dense":
+        top = labelled[:_AGREEMENT_TOP]
+        agreement = 1.0 if label.similarity >= max(similarities[: len(top)]) else 0.0
+    else:
+        agreement = 0.0
+    bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
+    return EvidenceSignals(
+        family=family,
+        similarity=max(similarities),
+        coverage=round(_share(terms, bigrams, f"{heading}\n{first.content}"), 4),
+        title_overlap=round(_share(terms, bigrams, heading), 4),
+        agreement=agreement,
+        l0_match=1.0 if any(r.kind in _L0_MATCH_REASONS for r in first.hit_reasons) else 0.0,
+        bm25_per_term=bm25,
+        terms=len(terms),
+    )
+
+
+def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:
+    """Raise ``ValueError`` naming an unknown family or signal, or a non-finite weight.
+
+    Example:
+        >>> try:
+        ...     validate_evidence_model({"dense": {"bias": 0, "simlarity": 1}})
+        ... except ValueError as exc:
+        ...     print(str(exc)[:48])
+        evidence model dense: unknown signal 'simlarity'
+    """
+    for family, weights in model.items():
+        if family not in {"dense", "sparse"}:
+            msg = f"evidence model: unknown family {family!r} (use dense, sparse)"
+            raise ValueError(msg)
+        for name, value in weights.items():
+            if name != "bias" and name not in FEATURES:
+                known = ", ".join(("bias", *FEATURES))
+                msg = f"evidence model {family}: unknown signal {name!r} (use {known})"
+                raise ValueError(msg)
+            if not isinstance(value, int | float) or not math.isfinite(value):
+                msg = f"evidence model {family}.{name}: weight must be finite, got {value!r}"
+                raise ValueError(msg)
+
+
+def confidence(signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]) -> float:
+    """The model's confidence in [0, 1] that the first block answers the question.
+
+    A family missing from ``model`` falls back to ``dense``.
+    """
+    weights = model.get(signals.family) or model.get("dense") or {}
+    z = float(weights.get("bias", 0.0))
+    for name in FEATURES:
+        z += float(weights.get(name, 0.0)) * float(getattr(signals, name))
+    z = max(-60.0, min(60.0, z))
+    return 1.0 / (1.0 + math.exp(-z))
