@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from langchain_lookup_knowledge.errors import ConfigurationError
@@ -37,8 +37,10 @@ class Question:
     text: str
     origin: str
     relevant: tuple[str, ...] = ()
-    judged: bool = False  # the line has "rel" (possibly [], a question the KB does not answer)
-    kb: str = ""  # the line's "kb": the knowledge base it is asked of
+    # Evaluation only: the line has "rel" (possibly [], a question the KB does not answer),
+    # and its "kb" (the knowledge base it is asked of).
+    judged: bool = field(default=False, repr=False)
+    kb: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True)
