@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import traceback
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackManager
@@ -30,6 +31,7 @@ from pydantic import BaseModel, Field, ValidationError
 from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError, is_permanent
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -158,20 +160,22 @@ class _LookupCall:
         _annotate_tool_run(callbacks, run_metadata(result, out.get("retrieval_details") or {}))
         error: RetrievalError | None = out.get("error")
         if error is not None:
-            raise ToolException(tool_error_message(error))
+            raise ToolException(redact(tool_error_message(error)))
         return _content(result), result.to_json_dict()
 
     @staticmethod
     def failed(exc: Exception, callbacks: BaseCallbackManager | None) -> ToolException:
-        _annotate_tool_run(callbacks, {"lookup_found": False, "lookup_error": str(exc)[:300]})
+        text = redact(str(exc))  # what the model, the trace and the log see: no secret
+        _annotate_tool_run(callbacks, {"lookup_found": False, "lookup_error": text[:300]})
         if isinstance(exc, InvalidQueryError):
-            return ToolException(str(exc))
+            return ToolException(text)
         if isinstance(exc, LookupKnowledgeError):
             kind: ErrorKind = "configuration" if is_permanent(exc) else "transient"
-            return ToolException(tool_error_message(RetrievalError(kind=kind, message=str(exc))))
+            return ToolException(tool_error_message(RetrievalError(kind=kind, message=text)))
         # Anything else (a driver error, a bug) still reaches the model as a readable error.
-        logger.exception("lookup_knowledge failed")
-        return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {exc}"))
+        trace = redact("".join(traceback.format_exception(exc)))  # a bug: keep its traceback
+        logger.error("lookup_knowledge failed:\n%s", trace)
+        return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {text}"))
 
 
 def create_lookup_knowledge_tool(

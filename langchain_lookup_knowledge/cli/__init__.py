@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.cli import (
 )
 from langchain_lookup_knowledge.cli.options import EXIT_USER_ERROR, Subcommands
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import RedactingFilter, redact
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -78,6 +79,8 @@ def _configure_logging(verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # no URL password or key in any library's log
+        handler.addFilter(RedactingFilter())
     if verbose:
         return
     for noisy in _NOISY_LOGGERS:
@@ -98,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except LookupKnowledgeError as exc:
-        print(f"lookup-knowledge: error: {exc}", file=sys.stderr)
+        print(f"lookup-knowledge: error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("lookup-knowledge: interrupted", file=sys.stderr)

@@ -17,6 +17,7 @@ from langchain_lookup_knowledge.cli.options import (
     settings_from_args,
 )
 from langchain_lookup_knowledge.cli.query import format_result
+from langchain_lookup_knowledge.redaction import mask_url
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEMO_COLLECTION = "lookup_demo"
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         print(format_result(graph.invoke({"query": query})["result"]))
     show_tool_call(create_lookup_knowledge_tool(settings, graph=graph), questions[0])
     print(
-        f"\ndatabase: {settings.resolved_milvus_uri} (collection {settings.collection!r}); "
+        f"\ndatabase: {mask_url(settings.resolved_milvus_uri)} "
+        f"(collection {settings.collection!r}); "
         f"invocation records: {hide_password(settings.resolved_invocation_db_url)}"
     )
     print()

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
 EXIT_OK = 0
@@ -84,4 +85,4 @@ def print_json(obj: Any) -> None:
 
 def warn(message: str) -> None:
     """A message for the user that is not the command's output (stderr)."""
-    print(f"lookup-knowledge: {message}", file=sys.stderr)
+    print(f"lookup-knowledge: {redact(message)}", file=sys.stderr)

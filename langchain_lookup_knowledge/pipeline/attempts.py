@@ -28,6 +28,7 @@ from langchain_lookup_knowledge.core.models import (
 )
 from langchain_lookup_knowledge.errors import is_permanent
 from langchain_lookup_knowledge.pipeline.plan import AttemptSpec, QueryPlan
+from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.retrieval.request import PathProvider
 from langchain_lookup_knowledge.retrieval.traced import traced_search
 
@@ -51,9 +52,9 @@ def ms_since(start: float) -> float:
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: first line of the message`` (at most 300 characters of it)."""
+    """``Type: first line of the message`` (at most 300 characters of it), secrets masked."""
     text = str(exc).strip() or type(exc).__name__
-    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
+    return redact(f"{type(exc).__name__}: {text.splitlines()[0][:300]}")
 
 
 def error_kind(exc: BaseException) -> ErrorKind:

@@ -17,6 +17,7 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -27,12 +28,15 @@ _CLIENTS_LOCK = threading.Lock()
 
 def connection_args(settings: LookupSettings) -> dict[str, Any]:
     """The ``uri``, ``token``, ``db_name`` and ``timeout`` pymilvus / langchain-milvus take."""
-    args: dict[str, Any] = {
-        "uri": settings.resolved_milvus_uri,
-        "timeout": settings.milvus_timeout_s,
-    }
+    # ``http://user:password@host`` becomes the URI without them plus the token
+    # ``user:password`` (milvus_token wins when both are set): clients never see or log it.
+    uri, user, password = split_userinfo(settings.resolved_milvus_uri)
+    args: dict[str, Any] = {"uri": uri, "timeout": settings.milvus_timeout_s}
     if settings.milvus_token is not None:
         args["token"] = settings.milvus_token.get_secret_value()
+        register_secret(args["token"])
+    elif user is not None:
+        args["token"] = f"{user}:{password}" if password is not None else user
     if settings.milvus_db_name:
         args["db_name"] = settings.milvus_db_name
     return args
@@ -87,7 +91,9 @@ def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
                 "(only one process may open it; stop the other one or use a Milvus server)"
             )
         return f"cannot open Milvus Lite database {path}: {_short(exc)}"
-    return f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
+    return redact(
+        f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
+    )
 
 
 def _short(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     SchemaMismatchError,
 )
+from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ def describe_chunk_collection(
     name = settings.collection
     if not client.has_collection(name):
         msg = (
-            f"collection {name!r} does not exist at {settings.resolved_milvus_uri}: "
+            f"collection {name!r} does not exist at {mask_url(settings.resolved_milvus_uri)}: "
             "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
         )
         raise CollectionNotFoundError(msg)
