@@ -21,10 +21,10 @@ from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.store.connection import connection_args, open_client
 
 try:
-    from agent_fakes import call
+    from fakes import call
     from faults import failing_embedding_server, run_cli
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.agent_fakes import call
+    from tests.fakes import call
     from tests.faults import failing_embedding_server, run_cli
 
 PG_PASSWORD = "pg-URL-SECRET-5d1e"
