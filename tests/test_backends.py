@@ -166,28 +166,6 @@ def metric_stores(
 
 
 @pytest.fixture(scope="module")
-def tenant_store(metric_stores: dict[str, LookupSettings]) -> LookupSettings:
-    """Two tenants with the same documents; tenant a's chunks are not in L0's category.
-
-    An L0 filter on "databases" therefore finds nothing for tenant a and is retried without it:
-    the retry (and any path fallback) must keep the tenant filter, or tenant b's chunks show up.
-    """
-    dst = lite_settings(metric_stores["COSINE"].data_dir, "kb_tenants")
-
-    def two_tenants(row: dict) -> list[dict]:
-        a = row | {
-            "pk": f"a::{row['pk']}",
-            "category": "elsewhere",
-            "metadata": row["metadata"] | {"tenant": "a", "category": "elsewhere"},
-        }
-        b = row | {"pk": f"b::{row['pk']}", "metadata": row["metadata"] | {"tenant": "b"}}
-        return [a, b]
-
-    clone_collection(metric_stores["COSINE"], dst, two_tenants)
-    return dst
-
-
-@pytest.fixture(scope="module")
 def external_store(lite_root: Path, real_embeddings) -> LookupSettings:
     """A collection made with raw pymilvus: fields doc_id/body/embedding/meta, no category or
     source column, no BM25, no L0 catalog; rows embedded here with the real embedder."""
@@ -543,127 +521,6 @@ def test_missing_field_names_the_setting_and_the_real_fields(external_store):
         )
 
 
-# --- 4. caller filters survive retries and fallbacks ----------------------------------------
-TENANT_A = {'metadata["tenant"]': "a"}
-TENANT_A_EXPR = '(metadata["tenant"] == "a")'
-
-
-def test_tenant_store_mixes_both_tenants_without_a_filter(tenant_store, real_embeddings):
-    result = run(tenant_store, real_embeddings, POOL_QUERY)
-    assert {k.split("::")[0] for k in keys(result)} == {"b"}  # only b is in "databases"
-    unscoped = run(tenant_store.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY)
-    assert {k.split("::")[0] for k in keys(unscoped)} == {"a", "b"}
-
-
-def _assert_tenant_a_only(result: Any) -> None:
-    attempts = result.retrieval_trace.attempts
-    assert result.found
-    assert all(k.startswith("a::") for k in keys(result)), keys(result)
-    assert all(TENANT_A_EXPR in (a.filter or "") for a in attempts)
-    answered = [a for a in attempts if a.status != "error"]
-    assert (answered[0].name, answered[0].status) == ("filtered", "empty")
-    assert answered[-1].name == "unfiltered_retry"
-    assert result.retrieval_trace.fallback_reason == "filtered_vector_no_evidence"
-
-
-@pytest.mark.parametrize("how", ["graph_input", "default_filter"])
-@pytest.mark.parametrize("mode", ["vectorstore", "sdk", "auto"])
-def test_caller_filter_is_kept_by_the_unfiltered_retry(tenant_store, real_embeddings, how, mode):
-    settings = tenant_store.model_copy(update={"mode": mode})
-    if how == "graph_input":
-        result = run(settings, real_embeddings, POOL_QUERY, filters=TENANT_A)
-    else:
-        result = run(
-            settings.model_copy(update={"default_filter": TENANT_A}), real_embeddings, POOL_QUERY
-        )
-    _assert_tenant_a_only(result)
-    assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
-
-
-@pytest.mark.parametrize("how", ["graph_input", "default_filter"])
-@pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
-def test_a_list_on_a_json_path_filter_matches_any_of_its_values(
-    tenant_store, real_embeddings, how, mode
-):
-    settings = tenant_store.model_copy(update={"mode": mode})
-
-    def tenants(values: list[str]) -> set[str]:
-        scope = {'metadata["tenant"]': values}
-        if how == "graph_input":
-            result = run(settings, real_embeddings, CRASH_QUERY, filters=scope)
-        else:
-            result = run(
-                settings.model_copy(update={"default_filter": scope}), real_embeddings, CRASH_QUERY
-            )
-        assert result.found, result.retrieval_trace
-        return {k.split("::")[0] for k in keys(result)}
-
-    assert tenants(["a", "b"]) == {"a", "b"}
-    assert tenants(["a", "zz"]) == {"a"}
-
-
-def test_default_filter_and_graph_filter_are_both_applied(tenant_store, real_embeddings):
-    source = {"source": "databases/pgbouncer-connection-exhaustion.md"}
-    result = run(
-        tenant_store.model_copy(update={"default_filter": TENANT_A}),
-        real_embeddings,
-        POOL_QUERY,
-        filters=source,
-    )
-    _assert_tenant_a_only(result)
-    assert all(
-        'source == "databases/pgbouncer-connection-exhaustion.md"' in (a.filter or "")
-        for a in result.retrieval_trace.attempts
-    )
-    assert {b.source for b in result.evidence_blocks} == {source["source"]}
-
-
-@pytest.mark.parametrize("failure", ["unavailable", "raises"])
-def test_path_fallback_keeps_the_caller_filter(tenant_store, real_embeddings, failure):
-    factory = unavailable_path if failure == "unavailable" else FailingPath
-    result = run(
-        tenant_store.model_copy(update={"mode": "auto"}),
-        real_embeddings,
-        POOL_QUERY,
-        filters=TENANT_A,
-        factories={"vectorstore": factory},
-    )
-    _assert_tenant_a_only(result)
-    assert result.retrieval_trace.path_used == "sdk"
-    assert result.retrieval_trace.attempts[1].path_fallback.startswith("vectorstore failed")
-
-
-def test_vectorstore_failing_on_the_retry_falls_back_with_filter_and_cause(
-    tenant_store, real_embeddings
-):
-    settings = tenant_store.model_copy(update={"mode": "auto"})
-    runtime = LookupRuntime(settings, embeddings=real_embeddings)
-    runtime._path_factories["vectorstore"] = lambda: FlakyPath(
-        VectorStorePath(settings, runtime.layout, runtime.embeddings)
-    )
-    result = build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY, "filters": TENANT_A})[
-        "result"
-    ]
-    attempts = result.retrieval_trace.attempts
-    assert [(a.name, a.path, a.status) for a in attempts] == [
-        ("filtered", "vectorstore", "empty"),
-        ("unfiltered_retry", "vectorstore", "error"),
-        ("unfiltered_retry", "sdk", "ok"),
-    ]
-    assert "dropped the connection" in attempts[2].path_fallback
-    assert result.retrieval_trace.path_used == "sdk"
-    _assert_tenant_a_only(result)
-
-
-def test_sidecar_runs_under_the_caller_filter_too(tenant_store, real_embeddings):
-    settings = tenant_store.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True})
-    result = run(settings, real_embeddings, CRASH_QUERY, filters=TENANT_A)
-    sidecar = result.retrieval_trace.sidecar
-    assert sidecar.status == "ok"
-    assert sidecar.results
-    assert all(r["evidenceKey"].startswith("a::") for r in sidecar.results)
-
-
 # --- 5. sidecar -----------------------------------------------------------------------------
 def test_sidecar_is_off_by_default(sample, real_embeddings):
     assert LookupSettings().sidecar_enabled is False
@@ -889,6 +746,33 @@ def test_hybrid_lists_fetch_the_configured_factor_of_candidates(
     )
     assert path.search(request)
     assert limits == [4 * factor, 4 * factor]
+
+
+# --- 4. caller filters survive retries and fallbacks (tests in BackendContract) -------------
+TENANT_A = {'metadata["tenant"]': "a"}
+TENANT_A_EXPR = '(metadata["tenant"] == "a")'
+
+
+def _assert_tenant_a_only(result: Any) -> None:
+    attempts = result.retrieval_trace.attempts
+    assert result.found
+    assert all(k.startswith("a::") for k in keys(result)), keys(result)
+    assert all(TENANT_A_EXPR in (a.filter or "") for a in attempts)
+    answered = [a for a in attempts if a.status != "error"]
+    assert (answered[0].name, answered[0].status) == ("filtered", "empty")
+    assert answered[-1].name == "unfiltered_retry"
+    assert result.retrieval_trace.fallback_reason == "filtered_vector_no_evidence"
+
+
+def two_tenants(row: dict) -> list[dict]:
+    """Tenant a's copy of a chunk is not in L0's category; tenant b's is the chunk itself."""
+    a = row | {
+        "pk": f"a::{row['pk']}",
+        "category": "elsewhere",
+        "metadata": row["metadata"] | {"tenant": "a", "category": "elsewhere"},
+    }
+    b = row | {"pk": f"b::{row['pk']}", "metadata": row["metadata"] | {"tenant": "b"}}
+    return [a, b]
 
 
 # --- 7. the backend contract: the same behaviour on every Milvus ----------------------------
@@ -1269,6 +1153,135 @@ class BackendContract:
         )
         with pytest.raises(StoreUnavailableError, match="does not exist"):
             _ = missing.layout
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def tenant_store(cls, backend_kb: LookupSettings) -> Iterator[LookupSettings]:
+        """Two tenants with the same documents; tenant a's chunks are not in L0's category.
+
+        An L0 filter on "databases" therefore finds nothing for tenant a and is retried without
+        it: the retry (and any path fallback) must keep the tenant filter, or tenant b's chunks
+        show up.
+        """
+        dst = backend_kb.model_copy(
+            update={
+                "collection": f"tenants_{uuid.uuid4().hex[:8]}",
+                "reference_threshold": ROUTING_REFERENCE_THRESHOLD,
+            }
+        )
+        clone_collection(backend_kb, dst, two_tenants)
+        yield dst
+        client = open_client(dst)
+        for name in (dst.collection, dst.resolved_catalog_collection):
+            if client.has_collection(name):
+                client.drop_collection(name)
+
+    # --- caller filters survive retries and fallbacks -----------------------------------------
+    def test_tenant_store_mixes_both_tenants_without_a_filter(self, tenant_store, real_embeddings):
+        result = run(tenant_store, real_embeddings, POOL_QUERY)
+        assert {k.split("::")[0] for k in keys(result)} == {"b"}  # only b is in "databases"
+        unscoped = run(
+            tenant_store.model_copy(update={"mode": "sdk"}), real_embeddings, CRASH_QUERY
+        )
+        assert {k.split("::")[0] for k in keys(unscoped)} == {"a", "b"}
+
+    @pytest.mark.parametrize("how", ["graph_input", "default_filter"])
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk", "auto"])
+    def test_caller_filter_is_kept_by_the_unfiltered_retry(
+        self, tenant_store, real_embeddings, how, mode
+    ):
+        settings = tenant_store.model_copy(update={"mode": mode})
+        if how == "graph_input":
+            result = run(settings, real_embeddings, POOL_QUERY, filters=TENANT_A)
+        else:
+            result = run(
+                settings.model_copy(update={"default_filter": TENANT_A}),
+                real_embeddings,
+                POOL_QUERY,
+            )
+        _assert_tenant_a_only(result)
+        assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
+
+    @pytest.mark.parametrize("how", ["graph_input", "default_filter"])
+    @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
+    def test_a_list_on_a_json_path_filter_matches_any_of_its_values(
+        self, tenant_store, real_embeddings, how, mode
+    ):
+        settings = tenant_store.model_copy(update={"mode": mode})
+
+        def tenants(values: list[str]) -> set[str]:
+            scope = {'metadata["tenant"]': values}
+            if how == "graph_input":
+                result = run(settings, real_embeddings, CRASH_QUERY, filters=scope)
+            else:
+                result = run(
+                    settings.model_copy(update={"default_filter": scope}),
+                    real_embeddings,
+                    CRASH_QUERY,
+                )
+            assert result.found, result.retrieval_trace
+            return {k.split("::")[0] for k in keys(result)}
+
+        assert tenants(["a", "b"]) == {"a", "b"}
+        assert tenants(["a", "zz"]) == {"a"}
+
+    def test_default_filter_and_graph_filter_are_both_applied(self, tenant_store, real_embeddings):
+        source = {"source": "databases/pgbouncer-connection-exhaustion.md"}
+        result = run(
+            tenant_store.model_copy(update={"default_filter": TENANT_A}),
+            real_embeddings,
+            POOL_QUERY,
+            filters=source,
+        )
+        _assert_tenant_a_only(result)
+        assert all(
+            'source == "databases/pgbouncer-connection-exhaustion.md"' in (a.filter or "")
+            for a in result.retrieval_trace.attempts
+        )
+        assert {b.source for b in result.evidence_blocks} == {source["source"]}
+
+    @pytest.mark.parametrize("failure", ["unavailable", "raises"])
+    def test_path_fallback_keeps_the_caller_filter(self, tenant_store, real_embeddings, failure):
+        factory = unavailable_path if failure == "unavailable" else FailingPath
+        result = run(
+            tenant_store.model_copy(update={"mode": "auto"}),
+            real_embeddings,
+            POOL_QUERY,
+            filters=TENANT_A,
+            factories={"vectorstore": factory},
+        )
+        _assert_tenant_a_only(result)
+        assert result.retrieval_trace.path_used == "sdk"
+        assert result.retrieval_trace.attempts[1].path_fallback.startswith("vectorstore failed")
+
+    def test_vectorstore_failing_on_the_retry_falls_back_with_filter_and_cause(
+        self, tenant_store, real_embeddings
+    ):
+        settings = tenant_store.model_copy(update={"mode": "auto"})
+        runtime = LookupRuntime(settings, embeddings=real_embeddings)
+        runtime._path_factories["vectorstore"] = lambda: FlakyPath(
+            VectorStorePath(settings, runtime.layout, runtime.embeddings)
+        )
+        result = build_lookup_graph(runtime=runtime).invoke(
+            {"query": POOL_QUERY, "filters": TENANT_A}
+        )["result"]
+        attempts = result.retrieval_trace.attempts
+        assert [(a.name, a.path, a.status) for a in attempts] == [
+            ("filtered", "vectorstore", "empty"),
+            ("unfiltered_retry", "vectorstore", "error"),
+            ("unfiltered_retry", "sdk", "ok"),
+        ]
+        assert "dropped the connection" in attempts[2].path_fallback
+        assert result.retrieval_trace.path_used == "sdk"
+        _assert_tenant_a_only(result)
+
+    def test_sidecar_runs_under_the_caller_filter_too(self, tenant_store, real_embeddings):
+        settings = tenant_store.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True})
+        result = run(settings, real_embeddings, CRASH_QUERY, filters=TENANT_A)
+        sidecar = result.retrieval_trace.sidecar
+        assert sidecar.status == "ok"
+        assert sidecar.results
+        assert all(r["evidenceKey"].startswith("a::") for r in sidecar.results)
 
 
 class TestMilvusLite(BackendContract):
