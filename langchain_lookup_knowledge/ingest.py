@@ -28,7 +28,11 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
-from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
+from langchain_lookup_knowledge.errors import (
+    ConfigurationError,
+    LookupKnowledgeError,
+    StoreUnavailableError,
+)
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -63,6 +67,7 @@ from langchain_lookup_knowledge.store.schema import (
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
+    is_disk_full,
 )
 
 logger = logging.getLogger(__name__)
@@ -343,6 +348,43 @@ def _ingest(
     scope: _FolderScope | None,
 ) -> IngestReport:
     """The write path shared by folders and in-memory documents."""
+    try:
+        return _ingest_unguarded(
+            docs,
+            settings,
+            report,
+            started,
+            embeddings=embeddings,
+            show_progress=show_progress,
+            on_progress=on_progress,
+            on_chunk_progress=on_chunk_progress,
+            scope=scope,
+        )
+    except LookupKnowledgeError:
+        raise
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        msg = (
+            f"no space left on the device of {settings.resolved_milvus_uri}: free space, then "
+            "run the ingest again (documents written before are kept; the next run finishes "
+            f"the rest; {len(report.indexed)} indexed in this run)"
+        )
+        raise StoreUnavailableError(msg) from None
+
+
+def _ingest_unguarded(
+    docs: Sequence[KnowledgeDocument],
+    settings: LookupSettings,
+    report: IngestReport,
+    started: float,
+    *,
+    embeddings: Embeddings | None,
+    show_progress: bool | None,
+    on_progress: ProgressCallback | None,
+    on_chunk_progress: ChunkProgressCallback | None,
+    scope: _FolderScope | None,
+) -> IngestReport:
     _create_default_data_dir(settings)
     client = open_client(settings)
     catalog_name = ensure_catalog_collection(client, settings)

@@ -28,8 +28,13 @@ from pathlib import Path
 import pytest
 
 from langchain_lookup_knowledge import LookupSettings
-from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
+from langchain_lookup_knowledge.errors import (
+    ConfigurationError,
+    EmbeddingError,
+    StoreUnavailableError,
+)
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.schema import ensure_loaded
@@ -612,3 +617,186 @@ def test_cli_strict_exits_1_on_skipped_files_and_reports_files_gone_from_disk(se
     summary = json.loads(out)
     assert summary["indexed"] == 1
     assert "other/ops/good0.md" in catalog(settings)
+
+
+# --------------------------------------------------------------------------------------------
+# The database folder: read-only, no loopback, full disk
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def read_only_view(folder: Path, view: Path) -> Iterator[Path]:
+    """``folder`` bind-mounted read-only at ``view`` (needs root; skips with the reason)."""
+    view.mkdir()
+    bind = subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip(f"cannot bind-mount (needs root): {bind.stderr.decode().strip()}")
+    try:
+        ro = subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True)
+        if ro.returncode != 0:
+            pytest.skip(f"cannot remount read-only: {ro.stderr.decode().strip()}")
+        yield view
+    finally:
+        subprocess.run(["umount", str(view)], check=False)
+
+
+def test_a_read_only_database_folder_gets_a_message_and_the_lookup_is_recorded(
+    tmp_path, real_embeddings
+):
+    data = tmp_path / "data"
+    data.mkdir()
+    kb = good_kb(tmp_path, 1)
+    writable = LookupSettings(
+        data_dir=data,
+        milvus_uri=str(data / "milvus.db"),
+        collection="ro_kb",
+        record_invocations=False,
+    )
+    ingest_folder(kb, writable, embeddings=real_embeddings, show_progress=False)
+    release_database(writable)
+    with read_only_view(data, tmp_path / "ro") as view:
+        settings = writable.model_copy(
+            update={
+                "milvus_uri": str(view / "milvus.db"),
+                "record_invocations": True,
+                "invocation_db_url": f"sqlite:///{tmp_path / 'records.sqlite3'}",
+            }
+        )
+        with pytest.raises(StoreUnavailableError, match="not writable \\(Read-only file system"):
+            ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+        tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+        message = tool.invoke(call("disk0 space cleanup"))
+        assert message.status == "error"
+        assert "not writable" in message.content
+        rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows()
+        assert len(rows) == 1
+        assert "not writable" in rows[0]["error"]
+
+
+NO_LOOPBACK_OPEN = """
+import sys
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.store.connection import open_client
+try:
+    open_client(LookupSettings(milvus_uri=sys.argv[1], record_invocations=False))
+except StoreUnavailableError as exc:
+    print(exc)
+    print("cause:", type(exc.__cause__).__name__)
+"""
+
+
+def test_without_loopback_the_error_names_it_and_chains_the_cause(tmp_path):
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -n unavailable: {probe.stderr.decode().strip()}")
+    proc = subprocess.run(
+        ["unshare", "-n", sys.executable, "-c", NO_LOOPBACK_OPEN, str(tmp_path / "milvus.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert "cannot reach the embedded Milvus Lite server" in proc.stdout, proc.stderr
+    assert "127.0.0.1" in proc.stdout
+    assert "locked by another process" not in proc.stdout
+    assert "cause: MilvusException" in proc.stdout
+
+
+@contextlib.contextmanager
+def small_tmpfs(mountpoint: Path, size: str = "2m") -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``mountpoint`` (needs root; skips with the reason)."""
+    mountpoint.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mountpoint)],
+        capture_output=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs (needs root): {done.stderr.decode().strip()}")
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["umount", "-l", str(mountpoint)], check=False)
+
+
+def fill_disk(mountpoint: Path, leave: int = 0) -> Path:
+    """Fill the filesystem of ``mountpoint`` until at most ``leave`` bytes are free."""
+    filler = mountpoint / "filler"
+    with open(filler, "ab") as handle:
+        while True:
+            stats = os.statvfs(mountpoint)
+            free = stats.f_bavail * stats.f_frsize
+            if free <= leave:
+                break
+            try:
+                handle.write(b"\0" * min(65536, max(4096, free - leave)))
+                handle.flush()
+            except OSError:
+                break
+    return filler
+
+
+def run_cli_ingest(kb: Path, db: Path, data_dir: Path) -> subprocess.CompletedProcess:
+    env = os.environ | {"LOOKUP_KNOWLEDGE_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "langchain_lookup_knowledge.cli",
+            "ingest",
+            str(kb),
+            "--uri",
+            str(db),
+            "--collection",
+            "full_kb",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=REPO,
+    )
+
+
+def test_a_full_disk_fails_with_one_line_and_the_database_recovers_once_space_is_freed(
+    tmp_path,
+):
+    kb = good_kb(tmp_path, 3)
+    with small_tmpfs(tmp_path / "mnt", "1m") as mnt:
+        filler = fill_disk(mnt)  # 0 bytes left: even the collection cannot be created
+        proc = run_cli_ingest(kb, mnt / "milvus.db", tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, proc.stderr
+        assert "no space left on the device" in lines[0]
+        assert "free space, then run the ingest again" in lines[0]
+
+        filler.unlink()  # space freed: the database is usable again (no "File exists")
+        proc = run_cli_ingest(kb, mnt / "milvus.db", tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "3 indexed" in proc.stdout
+
+
+def test_little_space_left_mid_ingest_fails_clearly_and_a_rerun_finishes(tmp_path, real_embeddings):
+    kb = good_kb(tmp_path, 2)
+    with small_tmpfs(tmp_path / "mnt", "2m") as mnt:
+        settings = LookupSettings(
+            data_dir=mnt,
+            milvus_uri=str(mnt / "milvus.db"),
+            collection="full_kb",
+            record_invocations=False,
+            insert_batch_size=8,
+        )
+        ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+        for i in range(60):
+            write(kb, f"more/doc{i}.md", runbook(f"More {i}", f"more{i} " + "text " * 200))
+        filler = fill_disk(mnt, leave=48 * 1024)
+        with pytest.raises(StoreUnavailableError, match="no space left on the device"):
+            ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+
+        filler.unlink()
+        report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+        assert len(report.indexed) + len(report.unchanged) == 62
+        assert len(catalog(settings)) == 62
+        assert len({k.rpartition("#")[0] for k in chunk_keys(settings)}) == 62

@@ -83,6 +83,10 @@ def _configure_logging(verbose: bool) -> None:
         handler.addFilter(RedactingFilter())
     if verbose:
         return
+    # pymilvus configures its loggers when imported (dictConfig): import it first, so the
+    # levels below stick (its RPC errors carry tracebacks, e.g. "No space left on device").
+    import pymilvus  # noqa: F401
+
     for noisy in _NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     logging.getLogger("grpc._server").addFilter(_unimplemented_rpc_filter)

@@ -10,6 +10,8 @@ import errno
 import hashlib
 import logging
 import os
+import socket
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,8 @@ def connection_args(settings: LookupSettings) -> dict[str, Any]:
 
 
 def _lite_lock_holder(db_path: Path) -> bool:
-    """True when another process holds the Milvus Lite database lock."""
+    """True when another process holds the Milvus Lite database lock (probed read-only: the
+    folder may be on a read-only filesystem; an unreadable lock is no answer, False)."""
     lock = db_path / "LOCK"
     if not lock.exists():
         return False
@@ -51,7 +54,10 @@ def _lite_lock_holder(db_path: Path) -> bool:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         return False
-    fd = os.open(lock, os.O_RDWR)
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -81,10 +87,46 @@ def _check_lite_path(uri: str) -> Path:
     return path
 
 
+def loopback_works() -> bool:
+    """Whether this process can connect to itself on 127.0.0.1 (Milvus Lite serves there)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            with socket.create_connection(server.getsockname(), timeout=2):
+                return True
+    except OSError:
+        return False
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why Milvus Lite cannot write in the database folder ``path`` (None: it can)."""
+    folder = path if path.is_dir() else path.parent
+    if os.access(folder, os.W_OK):
+        return None
+    try:  # the reason (read-only filesystem, permission) shows on a real attempt
+        with tempfile.TemporaryFile(dir=folder):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
 def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
     uri = settings.resolved_milvus_uri
     if settings.is_milvus_lite:
         path = Path(uri).expanduser()
+        if not loopback_works():
+            return (
+                f"cannot reach the embedded Milvus Lite server for {path} on 127.0.0.1: the "
+                "loopback interface is down or unusable here (Milvus Lite serves on 127.0.0.1; "
+                f"bring 'lo' up, or use a Milvus server): {_short(exc)}"
+            )
+        unwritable = _not_writable(path)
+        if unwritable:
+            return (
+                f"Milvus Lite database {path} is not writable ({unwritable}); Milvus Lite "
+                "writes to its folder even to search: use a writable copy or folder"
+            )
         if path.is_dir() and _lite_lock_holder(path):
             return (
                 f"Milvus Lite database {path} is locked by another process "
@@ -129,7 +171,10 @@ def open_client(settings: LookupSettings) -> MilvusClient:
         try:
             client = MilvusClient(**connection_args(settings))
         except Exception as exc:
-            raise StoreUnavailableError(_describe_open_failure(settings, exc)) from None
+            message = _describe_open_failure(settings, exc)
+            if settings.is_milvus_lite:  # a local path: no credentials in the cause
+                raise StoreUnavailableError(message) from exc
+            raise StoreUnavailableError(message) from None
         _CLIENTS[key] = client
         return client
 

@@ -8,9 +8,12 @@ collection's real schema and index decide what is used.
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
@@ -18,6 +21,7 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     SchemaMismatchError,
+    StoreUnavailableError,
 )
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -180,10 +184,11 @@ def ensure_chunk_collection(
         if lacks:
             logger.warning("%s: creating a dense-only collection (hybrid searches dense)", lacks)
             analyzer = None
+        clear_unfinished_lite_collection(settings, settings.collection)
         try:
             _create_chunk_collection(client, settings, dimension, analyzer)
         except Exception as exc:
-            if analyzer is None:
+            if analyzer is None or is_disk_full(exc):
                 raise
             # Milvus < 2.5 has no BM25 function: keep a dense-only collection, say so.
             logger.warning(
@@ -279,6 +284,48 @@ def describe_chunk_collection(
     )
 
 
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or its cause) is "no space left on device" (also as Milvus's text)."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
+            return True
+        text = str(seen)
+        if "No space left on device" in text or "[Errno 28]" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def clear_unfinished_lite_collection(settings: LookupSettings, name: str) -> None:
+    """Remove what a Milvus Lite collection creation killed by a full disk left behind.
+
+    Milvus Lite makes the collection's folder, then writes ``schema.json`` (via
+    ``schema.json.tmp``); when that write fails (no space left), the folder stays and every
+    later creation fails with "File exists", even after space is freed. A folder without
+    ``schema.json`` is no collection (Milvus Lite itself says so): when it holds nothing but
+    the unfinished schema it is removed; anything else there is left, with what to do.
+    """
+    if not settings.is_milvus_lite or settings.milvus_db_name not in (None, "", "default"):
+        return
+    folder = Path(settings.resolved_milvus_uri).expanduser() / "collections" / name
+    if not folder.is_dir() or (folder / "schema.json").exists():
+        return
+    leftovers = {p.name for p in folder.iterdir()}
+    if leftovers <= {"schema.json.tmp"}:
+        logger.warning("removing %s: a collection creation that never finished", folder)
+        shutil.rmtree(folder)
+        return
+    msg = (
+        f"{folder} is an unfinished Milvus Lite collection (no schema.json; it holds "
+        f"{sorted(leftovers)}), left by a creation that failed (a full disk?): move it "
+        "away, then run the ingest again"
+    )
+    raise StoreUnavailableError(msg)
+
+
 def create_indexed_collection(client: MilvusClient, name: str, schema: Any, index: Any) -> None:
     """Create, index and load a collection.
 
@@ -314,6 +361,7 @@ def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) ->
     if client.has_collection(name):
         ensure_loaded(client, name)
         return name
+    clear_unfinished_lite_collection(settings, name)
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("source", DataType.VARCHAR, max_length=1024, is_primary=True)
     schema.add_field("title", DataType.VARCHAR, max_length=2048)
