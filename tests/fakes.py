@@ -3,7 +3,9 @@ similarity or a failure. Everything else in the tests is real (Milvus Lite and s
 embedder, SQLite, PostgreSQL).
 
 * ``DirectionEmbeddings``: FAKE embedder whose similarities a test sets (below).
+* ``EightDimensions``: FAKE embedder of the wrong dimension (a misconfiguration).
 * ``ScriptedToolCallingModel``: FAKE chat model that calls ``lookup_knowledge`` and cites.
+* ``RaisingRecorder``: FAKE invocation recorder whose every write fails.
 * L1 paths that fail or wait: ``FailingPath`` (every search raises), ``unavailable_path`` (the
   path cannot even be opened), ``FlakyPath`` (answers once, then raises), ``GatedPath`` (waits
   for a gate), ``BlockingPathFactory`` (hangs while opening); ``failing_graph`` / ``gated_graph``
@@ -129,6 +131,24 @@ def call(query: object, call_id: str = "call_1") -> dict:
         "name": "lookup_knowledge",
         "args": {"query": query},
     }
+
+
+class EightDimensions(Embeddings):
+    """FAKE embedder of another dimension than the ingested collection (8, not 384)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.embed_query(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0] + [0.0] * 7
+
+
+class RaisingRecorder:
+    """FAKE invocation recorder whose every write fails (a records database outage)."""
+
+    def record(self, **kwargs: Any) -> int:
+        msg = "records database is down (injected)"
+        raise RuntimeError(msg)
 
 
 class ScriptedToolCallingModel(BaseChatModel):

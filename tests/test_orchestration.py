@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.compare import compare_paths
@@ -24,19 +23,9 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from fakes import FailingPath, call  # FailingPath raises a transient ConnectionError
+    from fakes import EightDimensions, FailingPath, call  # FailingPath: a ConnectionError
 except ImportError:  # ... or tests/ is a package
-    from tests.fakes import FailingPath, call
-
-
-class EightDimensions(Embeddings):
-    """FAKE embedder of another dimension than the ingested collection (8, not 384)."""
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.embed_query(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return [1.0] + [0.0] * 7
+    from tests.fakes import EightDimensions, FailingPath, call
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from langchain_lookup_knowledge.pipeline.details import SUMMARY_CONTENT_CHARS
 from langchain_lookup_knowledge.recording import create_schema, tool_invocation
 
 try:
-    from fakes import call, failing_graph
+    from fakes import RaisingRecorder, call, failing_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.fakes import call, failing_graph
+    from tests.fakes import RaisingRecorder, call, failing_graph
 
 DETAIL_KEYS = {
     "query_transform",
@@ -211,14 +211,6 @@ def test_unwritable_database_never_fails_the_lookup(tmp_path, tool_for, caplog):
     assert recording["status"] == "error"
     assert "not-a-directory" in recording["error"]
     assert any("recording the tool invocation failed" in r.getMessage() for r in caplog.records)
-
-
-class RaisingRecorder:
-    """FAKE recorder whose every write fails (a database outage)."""
-
-    def record(self, **kwargs) -> int:
-        msg = "records database is down (injected)"
-        raise RuntimeError(msg)
 
 
 def test_raising_recorder_never_fails_the_lookup(sample_kb_store, real_embeddings):
