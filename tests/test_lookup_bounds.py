@@ -10,6 +10,7 @@ what each fault cost before the fix (measured figures in the README's reliabilit
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.server
 import json
@@ -292,4 +293,19 @@ def test_a_dripping_embedding_server_cannot_hold_an_ingest(settings, tmp_path):
             ingest_folder(kb, settings)
         elapsed = time.monotonic() - start
     assert elapsed < 15.0  # before: > 150 s
+    assert "timed out" in str(caught.value)
+
+
+def test_the_async_embedding_call_has_the_same_deadline(settings):
+    with stalling_embedding_server("drip") as (base_url, _arrivals):
+        embeddings = build_embeddings(openai_settings(settings, base_url))
+
+        async def embed() -> None:
+            await embeddings.aembed_query("disk full")
+
+        start = time.monotonic()
+        with pytest.raises(EmbeddingError) as caught:
+            asyncio.run(embed())
+        elapsed = time.monotonic() - start
+    assert elapsed < 10.0  # before: as long as the server drips (99 s here)
     assert "timed out" in str(caught.value)

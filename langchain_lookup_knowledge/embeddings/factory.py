@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -59,16 +60,18 @@ class _LoopThread:
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = 0
         self._lock = threading.Lock()
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
-            if self._loop is None:
+            # A forked child has the loop object but not its thread: it starts its own.
+            if self._loop is None or self._pid != os.getpid():
                 loop = asyncio.new_event_loop()
                 threading.Thread(
                     target=loop.run_forever, name="lookup-embeddings", daemon=True
                 ).start()
-                self._loop = loop
+                self._loop, self._pid = loop, os.getpid()
             return self._loop
 
 
