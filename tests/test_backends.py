@@ -208,80 +208,7 @@ def test_fallback_is_a_conditional_edge_of_the_compiled_graph(sample, real_embed
 
 
 # --- 2. score semantics ---------------------------------------------------------------------
-@pytest.mark.parametrize("path", ["vectorstore", "sdk"])
-@pytest.mark.parametrize("metric", ["L2", "IP"])
-def test_dense_scores_normalize_to_the_cosine_and_rank_alike(
-    metric_stores, real_embeddings, path, metric
-):
-    def dense(settings: LookupSettings) -> list:
-        runtime = LookupRuntime(settings, embeddings=real_embeddings)
-        vector = runtime.embeddings.embed_query(POOL_QUERY)
-        return runtime.path(path).search(
-            SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="dense")
-        )
-
-    cosine, other = dense(metric_stores["COSINE"]), dense(metric_stores[metric])
-    assert [c.evidence_key for c in other] == [c.evidence_key for c in cosine]
-    raws = [c.score_label.raw for c in other]
-    sims = [c.score_label.similarity for c in other]
-    for c, ref in zip(other, cosine, strict=True):
-        label = c.score_label
-        assert (label.path, label.metric, label.kind) == (path, metric, "dense")
-        assert label.similarity == pytest.approx(ref.score_label.similarity, abs=2e-3)
-        if metric == "L2":  # Milvus returns the SQUARED distance: cos = 1 - d/2
-            assert label.similarity == pytest.approx(1 - label.raw / 2, abs=1e-6)
-            assert "squared_l2" in label.formula
-        else:
-            assert label.similarity == pytest.approx(label.raw, abs=1e-6)
-    assert sims == sorted(sims, reverse=True)
-    assert raws == (sorted(raws) if metric == "L2" else sorted(raws, reverse=True))
-
-
-def test_thresholds_see_the_same_similarity_under_l2_and_cosine(metric_stores, real_embeddings):
-    for query in (POOL_QUERY, CRASH_QUERY, "recipe for chocolate cake"):
-        cosine = run(
-            metric_stores["COSINE"].model_copy(update={"retrieval_mode": "dense"}),
-            real_embeddings,
-            query,
-        )
-        l2 = run(
-            metric_stores["L2"].model_copy(update={"retrieval_mode": "dense"}),
-            real_embeddings,
-            query,
-        )
-        assert keys(l2) == keys(cosine)
-        assert [(a.name, a.status) for a in l2.retrieval_trace.attempts] == [
-            (a.name, a.status) for a in cosine.retrieval_trace.attempts
-        ]
-        assert l2.relevance_level == cosine.relevance_level
-        assert l2.found == cosine.found
-
-
-@pytest.mark.parametrize("path", ["vectorstore", "sdk"])
-@pytest.mark.parametrize("fusion", ["rrf", "weighted"])
-def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(
-    metric_stores, real_embeddings, path, fusion
-):
-    runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
-    vector = runtime.embeddings.embed_query(POOL_QUERY)
-    dense = {
-        c.evidence_key: c.score_label.similarity
-        for c in runtime.path(path).search(
-            SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense")
-        )
-    }
-    hybrid = runtime.path(path).search(
-        SearchRequest(POOL_QUERY, vector, None, k=5, retrieval_mode="hybrid", fusion=fusion)
-    )
-    assert hybrid
-    for c in hybrid:
-        label = c.score_label
-        assert (label.path, label.kind, label.metric) == (path, "hybrid", fusion.upper())
-        assert label.rank_score is not None
-        assert 0.0 < label.rank_score <= 1.0
-        assert label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
-    ranks = [c.score_label.raw for c in hybrid]
-    assert ranks == sorted(ranks, reverse=True)
+# (the score-semantics tests are in BackendContract: every backend, every metric)
 
 
 class _QueryCounter:
@@ -1175,6 +1102,106 @@ class BackendContract:
         for name in (dst.collection, dst.resolved_catalog_collection):
             if client.has_collection(name):
                 client.drop_collection(name)
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def backend_metric_stores(
+        cls, backend_kb: LookupSettings
+    ) -> Iterator[dict[str, LookupSettings]]:
+        """The same chunks and vectors under COSINE (ingested), L2 and IP (copied)."""
+        stores = {"COSINE": backend_kb}
+        for metric in ("L2", "IP"):
+            stores[metric] = backend_kb.model_copy(
+                update={
+                    "collection": f"kb_{metric.lower()}_{uuid.uuid4().hex[:8]}",
+                    "metric_type": metric,
+                }
+            )
+            clone_collection(backend_kb, stores[metric])
+        yield stores
+        client = open_client(backend_kb)
+        for metric in ("L2", "IP"):
+            for name in (stores[metric].collection, stores[metric].resolved_catalog_collection):
+                if client.has_collection(name):
+                    client.drop_collection(name)
+
+    # --- score semantics: one similarity whatever the metric ----------------------------------
+    @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
+    @pytest.mark.parametrize("metric", ["L2", "IP"])
+    def test_dense_scores_normalize_to_the_cosine_and_rank_alike(
+        self, backend_metric_stores, real_embeddings, path, metric
+    ):
+        def dense(settings: LookupSettings) -> list:
+            runtime = LookupRuntime(settings, embeddings=real_embeddings)
+            vector = runtime.embeddings.embed_query(POOL_QUERY)
+            return runtime.path(path).search(
+                SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="dense")
+            )
+
+        cosine, other = dense(backend_metric_stores["COSINE"]), dense(backend_metric_stores[metric])
+        assert [c.evidence_key for c in other] == [c.evidence_key for c in cosine]
+        raws = [c.score_label.raw for c in other]
+        sims = [c.score_label.similarity for c in other]
+        for c, ref in zip(other, cosine, strict=True):
+            label = c.score_label
+            assert (label.path, label.metric, label.kind) == (path, metric, "dense")
+            assert label.similarity == pytest.approx(ref.score_label.similarity, abs=2e-3)
+            if metric == "L2":  # Milvus returns the SQUARED distance: cos = 1 - d/2
+                assert label.similarity == pytest.approx(1 - label.raw / 2, abs=1e-6)
+                assert "squared_l2" in label.formula
+            else:
+                assert label.similarity == pytest.approx(label.raw, abs=1e-6)
+        assert sims == sorted(sims, reverse=True)
+        assert raws == (sorted(raws) if metric == "L2" else sorted(raws, reverse=True))
+
+    def test_thresholds_see_the_same_similarity_under_l2_and_cosine(
+        self, backend_metric_stores, real_embeddings
+    ):
+        for query in (POOL_QUERY, CRASH_QUERY, "recipe for chocolate cake"):
+            cosine = run(
+                backend_metric_stores["COSINE"].model_copy(update={"retrieval_mode": "dense"}),
+                real_embeddings,
+                query,
+            )
+            l2 = run(
+                backend_metric_stores["L2"].model_copy(update={"retrieval_mode": "dense"}),
+                real_embeddings,
+                query,
+            )
+            assert keys(l2) == keys(cosine)
+            assert [(a.name, a.status) for a in l2.retrieval_trace.attempts] == [
+                (a.name, a.status) for a in cosine.retrieval_trace.attempts
+            ]
+            assert l2.relevance_level == cosine.relevance_level
+            assert l2.found == cosine.found
+
+    @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
+    @pytest.mark.parametrize("fusion", ["rrf", "weighted"])
+    def test_hybrid_labels_carry_fused_rank_score_and_dense_similarity(
+        self, backend_metric_stores, real_embeddings, path, fusion
+    ):
+        if reason := lacks_bm25(backend_metric_stores["COSINE"]):
+            pytest.skip(f"{reason}: no hybrid search on this backend")
+        runtime = LookupRuntime(backend_metric_stores["COSINE"], embeddings=real_embeddings)
+        vector = runtime.embeddings.embed_query(POOL_QUERY)
+        dense = {
+            c.evidence_key: c.score_label.similarity
+            for c in runtime.path(path).search(
+                SearchRequest(POOL_QUERY, vector, None, k=50, retrieval_mode="dense")
+            )
+        }
+        hybrid = runtime.path(path).search(
+            SearchRequest(POOL_QUERY, vector, None, k=5, retrieval_mode="hybrid", fusion=fusion)
+        )
+        assert hybrid
+        for c in hybrid:
+            label = c.score_label
+            assert (label.path, label.kind, label.metric) == (path, "hybrid", fusion.upper())
+            assert label.rank_score is not None
+            assert 0.0 < label.rank_score <= 1.0
+            assert label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
+        ranks = [c.score_label.raw for c in hybrid]
+        assert ranks == sorted(ranks, reverse=True)
 
     # --- caller filters survive retries and fallbacks -----------------------------------------
     def test_tenant_store_mixes_both_tenants_without_a_filter(self, tenant_store, real_embeddings):
