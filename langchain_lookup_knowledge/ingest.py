@@ -49,6 +49,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
+from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
@@ -366,7 +367,8 @@ def _ingest(
         if not is_disk_full(exc):
             raise
         msg = (
-            f"no space left on the device of {settings.resolved_milvus_uri}: free space, then "
+            f"no space left on the device of {mask_url(settings.resolved_milvus_uri)}: "
+            "free space, then "
             "run the ingest again (documents written before are kept; the next run finishes "
             f"the rest; {len(report.indexed)} indexed in this run)"
         )

@@ -44,7 +44,8 @@ DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
 RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
 RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
-_URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
+URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
+"""Settings that may hold ``user:password@``: ``model_dump`` and ``repr`` mask the password."""
 
 
 CANDIDATES_PER_BLOCK = 3
@@ -384,9 +385,9 @@ class LookupSettings(BaseSettings):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         # repr / str show a URL's user, never its password.
         for name, value in super().__repr_args__():
-            yield name, mask_url(value) if name in _URL_FIELDS and isinstance(value, str) else value
+            yield name, mask_url(value) if name in URL_FIELDS and isinstance(value, str) else value
 
-    @field_serializer(*_URL_FIELDS)
+    @field_serializer(*URL_FIELDS)
     def _mask_url_password(self, value: str | None) -> str | None:
         # model_dump / model_dump_json show a URL's user, never its password.
         return mask_url(value)

@@ -46,7 +46,8 @@ from pydantic import SecretStr
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
 from langchain_lookup_knowledge.questions import read_question_file, readable_only
-from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
@@ -97,6 +98,8 @@ def _settings_json(settings: LookupSettings) -> str:
         k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
         for k, v in settings.model_dump().items()
     }
+    # model_dump masks URL passwords; the child process needs the real URLs.
+    data.update({name: getattr(settings, name) for name in URL_FIELDS})
     return json.dumps(data, default=str)
 
 
@@ -285,7 +288,7 @@ def run_bench(
     )
     report: dict[str, Any] = {
         "collection": settings.collection,
-        "uri": settings.resolved_milvus_uri,
+        "uri": mask_url(settings.resolved_milvus_uri),
         "k": settings.top_k,
         "rounds": rounds,
         "questions": len(questions),
