@@ -1,7 +1,8 @@
 """``lookup-knowledge query QUESTION...``: ask questions (each argument, each file line, is one).
 
 A question that cannot be read (bytes that are not UTF-8, a bad JSON line) is named on stderr and
-skipped; the others are still answered, and the exit code is 1.
+skipped; the others are still answered, and the exit code is 1. When no question can be read at
+all, nothing is asked: one error line, exit 2.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def run(args: argparse.Namespace) -> int:
     items = gather_questions(args.query or [], args.queries_file)
     if not items:
         raise LookupKnowledgeError("no query given: pass QUERY or --queries-file FILE")
+    if not any(isinstance(item, Question) for item in items):
+        # Nothing can be asked: a usage error (exit 2, one line), as before any lookup.
+        unreadable = [i for i in items if not isinstance(i, Question)]
+        problems = "; ".join(f"{i.origin}: {i.reason}" for i in unreadable)
+        raise LookupKnowledgeError(f"no question to ask: {problems}")
     open_client(settings)  # a locked, missing or unreachable store: one line, exit 2
     graph = build_lookup_graph(settings)
     status = EXIT_OK
