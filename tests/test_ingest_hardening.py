@@ -16,6 +16,7 @@ import http.server
 import io
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -628,6 +629,8 @@ def test_cli_strict_exits_1_on_skipped_files_and_reports_files_gone_from_disk(se
 def read_only_view(folder: Path, view: Path) -> Iterator[Path]:
     """``folder`` bind-mounted read-only at ``view`` (needs root; skips with the reason)."""
     view.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command here")
     bind = subprocess.run(["mount", "--bind", str(folder), str(view)], capture_output=True)
     if bind.returncode != 0:
         pytest.skip(f"cannot bind-mount (needs root): {bind.stderr.decode().strip()}")
@@ -687,6 +690,8 @@ except StoreUnavailableError as exc:
 
 
 def test_without_loopback_the_error_names_it_and_chains_the_cause(tmp_path):
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare command here (util-linux)")
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"unshare -n unavailable: {probe.stderr.decode().strip()}")
@@ -707,6 +712,8 @@ def test_without_loopback_the_error_names_it_and_chains_the_cause(tmp_path):
 def small_tmpfs(mountpoint: Path, size: str = "2m") -> Iterator[Path]:
     """A tmpfs of ``size`` at ``mountpoint`` (needs root; skips with the reason)."""
     mountpoint.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command here")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mountpoint)],
         capture_output=True,
@@ -800,3 +807,29 @@ def test_little_space_left_mid_ingest_fails_clearly_and_a_rerun_finishes(tmp_pat
         assert len(report.indexed) + len(report.unchanged) == 62
         assert len(catalog(settings)) == 62
         assert len({k.rpartition("#")[0] for k in chunk_keys(settings)}) == 62
+
+
+def test_a_batch_milvus_refuses_costs_only_the_refused_document(
+    settings, tmp_path, real_embeddings, monkeypatch
+):
+    """INJECTED FAULT (named as such): pymilvus's upsert refuses any batch holding rows of
+    ``ops/refused.md``, as a server with a stricter limit than ours would."""
+    import pymilvus
+    from pymilvus.exceptions import MilvusException
+
+    kb = good_kb(tmp_path, 4)
+    write(kb, "ops/refused.md", runbook("Refused runbook"))
+    real_upsert = pymilvus.MilvusClient.upsert
+
+    def upsert(self, collection_name, data, *args, **kwargs):
+        if any(row.get("source") == "ops/refused.md" for row in data):
+            raise MilvusException(message="injected: field value exceeds the server's limit")
+        return real_upsert(self, collection_name, data, *args, **kwargs)
+
+    monkeypatch.setattr(pymilvus.MilvusClient, "upsert", upsert)
+    report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
+    assert sorted(report.indexed) == [f"ops/good{i}.md" for i in range(4)]
+    assert "Milvus refused its rows: " in skipped_reasons(report)["ops/refused.md"]
+    assert "injected" in skipped_reasons(report)["ops/refused.md"]
+    assert "ops/refused.md" not in catalog(settings)
+    assert len(chunk_keys(settings)) == 4
