@@ -240,6 +240,7 @@ class SqlInvocationRecorder:
         self._writer: threading.Thread | None = None
         self._backlog: deque[dict[str, Any]] = deque()
         self._dropped = 0
+        self._inflight = 0
         self._open_until = 0.0
         self._last_error = ""
         _LIVE.add(self)
@@ -278,9 +279,9 @@ class SqlInvocationRecorder:
 
     @property
     def backlog(self) -> int:
-        """Rows waiting in memory for the records database to be back."""
+        """Rows not written yet: waiting in memory for the database, or being written."""
         with self._state:
-            return len(self._backlog)
+            return len(self._backlog) + self._inflight
 
     def record(
         self,
@@ -353,9 +354,11 @@ class SqlInvocationRecorder:
         with self._state:
             rows = list(self._backlog)
             self._backlog.clear()
-        if rows:
-            with contextlib.suppress(Exception):
-                self._submit(rows).result(timeout=timeout_s or self.timeout_s)
+            if not rows and not self._inflight:
+                return 0
+        # Queued after the writes in flight: waiting for it waits for them too.
+        with contextlib.suppress(Exception):
+            self._submit(rows).result(timeout=timeout_s or self.timeout_s)
         return self.backlog
 
     # --- the writer thread --------------------------------------------------------------
@@ -367,6 +370,7 @@ class SqlInvocationRecorder:
                     target=self._write_forever, name="lookup-recorder", daemon=True
                 )
                 self._writer.start()
+            self._inflight += len(rows)
         self._jobs.put((rows, future))
         return future
 
@@ -376,24 +380,32 @@ class SqlInvocationRecorder:
                 rows, future = self._jobs.get(timeout=self.retry_after_s)
             except queue.Empty:
                 rows, future = [], None
-            if rows:
-                try:
-                    ids = self._insert(rows)
-                except _TRANSIENT as exc:
-                    self._trip(_short(exc))
-                    self._keep(rows)
-                    if future is not None:
-                        future.set_exception(exc)
-                except Exception as exc:  # the rows themselves are bad: dropped, reported
-                    logger.warning("tool_invocation row not written: %s", _short(exc))
-                    if future is not None:
-                        future.set_exception(exc)
-                else:
-                    with self._state:
-                        self._open_until = 0.0
-                    if future is not None:
-                        future.set_result(ids)
+            if future is not None:
+                if rows:
+                    self._write_job(rows, future)
+                else:  # a barrier (flush): everything queued before it is done
+                    future.set_result([])
             self._drain_backlog()
+
+    def _write_job(self, rows: list[dict[str, Any]], future: Future[list[int | None]]) -> None:
+        try:
+            ids = self._insert(rows)
+        except _TRANSIENT as exc:
+            self._trip(_short(exc))
+            with self._state:
+                self._keep(rows)
+                self._inflight -= len(rows)
+            future.set_exception(exc)
+        except Exception as exc:  # the rows themselves are bad: dropped, reported
+            logger.warning("tool_invocation row not written: %s", _short(exc))
+            with self._state:
+                self._inflight -= len(rows)
+            future.set_exception(exc)
+        else:
+            with self._state:
+                self._open_until = 0.0
+                self._inflight -= len(rows)
+            future.set_result(ids)
 
     def _drain_backlog(self) -> None:
         while True:
