@@ -65,12 +65,10 @@ _HIDDEN_VALUES = frozenset({"milvus_token", "openai_api_key", "invocation_db_url
 
 
 class _Rule:
-    """Two settings that must agree: ``holds(first, second)``, else ``explanation``."""
+    """Settings that must agree: ``holds(*their values)``, else ``explanation``."""
 
-    def __init__(
-        self, first: str, second: str, holds: Callable[[Any, Any], bool], explanation: str
-    ) -> None:
-        self.fields = (first, second)
+    def __init__(self, *fields: str, holds: Callable[..., bool], explanation: str) -> None:
+        self.fields = fields
         self.holds = holds
         self.explanation = explanation
 
@@ -79,29 +77,43 @@ _RULES = (
     _Rule(
         "high_relevance",
         "medium_relevance",
-        lambda high, medium: medium < high,
-        "medium_relevance must be below high_relevance",
+        holds=lambda high, medium: medium < high,
+        explanation="medium_relevance must be below high_relevance",
     ),
     _Rule(
         "top_k",
         "candidate_k",
-        lambda top_k, candidate_k: candidate_k is None or candidate_k >= top_k,
-        "candidate_k (the rerank pool) must be at least top_k, or unset for 3 x top_k",
+        holds=lambda top_k, candidate_k: candidate_k is None or candidate_k >= top_k,
+        explanation="candidate_k (the rerank pool) must be at least top_k, or unset for 3 x top_k",
     ),
     _Rule(
         "chunk_size",
         "chunk_overlap",
-        lambda size, overlap: overlap < size // 2,
-        "chunk_overlap must be below chunk_size // 2",
+        holds=lambda size, overlap: overlap < size // 2,
+        explanation="chunk_overlap must be below chunk_size // 2",
     ),
     _Rule(
         "collection",
         "catalog_collection",
-        lambda collection, catalog: catalog != collection,
-        "catalog_collection must differ from collection (the L0 catalog is its own collection)",
+        holds=lambda collection, catalog: catalog != collection,
+        explanation="catalog_collection must differ from collection (the L0 catalog is its own "
+        "collection)",
+    ),
+    _Rule(
+        "embedding_provider",
+        "openai_base_url",
+        "openai_api_key",
+        holds=lambda provider, url, key: provider != "openai" or url is not None or key is not None,
+        explanation="embedding_provider=openai needs openai_api_key (or openai_base_url for a "
+        "keyless OpenAI-compatible server)",
     ),
     *(
-        _Rule(a, b, lambda x, y: x is None or x != y, "each names a different Milvus field")
+        _Rule(
+            a,
+            b,
+            holds=lambda x, y: x is None or x != y,
+            explanation="each names a different Milvus field",
+        )
         for a, b in itertools.combinations(_FIELD_NAME_SETTINGS, 2)
     ),
 )
@@ -112,12 +124,12 @@ for _rule in _RULES:
 
 
 class _DisagreementError(ValueError):
-    """Two settings that cannot work together (its message names both, with their values)."""
+    """Settings that cannot work together (its message names each, with its value)."""
 
 
 def _shown(field: str, value: object) -> str:
     """A setting's value as an error message may show it (secrets and URL passwords hidden)."""
-    if field in _HIDDEN_VALUES:
+    if field in _HIDDEN_VALUES and value is not None:
         return "<hidden>"
     return redact(repr(value))
 
@@ -142,7 +154,9 @@ class LookupSettings(BaseSettings):
     """Every knob of ingestion and lookup. Env vars: ``LOOKUP_KNOWLEDGE_<FIELD>``.
 
     Example:
-        >>> LookupSettings(milvus_uri="http://milvus:19530", embedding_provider="openai").mode
+        >>> LookupSettings(
+        ...     milvus_uri="http://milvus:19530", embedding_provider="openai", openai_api_key="sk-x"
+        ... ).mode
         'auto'
     """
 
@@ -430,12 +444,11 @@ class LookupSettings(BaseSettings):
         """Check each rule against the settings validated so far (all of them on assignment)."""
         name = str(info.field_name)
         for rule in _RULES_OF[name]:
-            other = rule.fields[1] if rule.fields[0] == name else rule.fields[0]
-            if other not in info.data:  # not validated yet (or invalid): checked from its side
-                continue
-            values = {name: value, other: info.data[other]}
-            first, second = (values[f] for f in rule.fields)
-            if not rule.holds(first, second):
+            others = [f for f in rule.fields if f != name]
+            if any(f not in info.data for f in others):  # not validated yet (or invalid):
+                continue  # checked from the last one's side
+            values = {name: value} | {f: info.data[f] for f in others}
+            if not rule.holds(*(values[f] for f in rule.fields)):
                 named = " and ".join(f"{f}={_shown(f, values[f])}" for f in rule.fields)
                 raise _DisagreementError(f"{named}: {rule.explanation}")
         return value

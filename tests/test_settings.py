@@ -40,6 +40,10 @@ def problem(**values: Any) -> str:
         ({"catalog_collection": "knowledge"}, ["catalog_collection='knowledge'", "collection="]),
         ({"content_field": "vector"}, ["content_field='vector'", "vector_field='vector'"]),
         ({"source_field": "category"}, ["source_field='category'", "category_field='category'"]),
+        (
+            {"embedding_provider": "openai"},
+            ["embedding_provider='openai'", "openai_base_url=None", "openai_api_key=None"],
+        ),
     ],
 )
 def test_settings_that_cannot_work_together_are_named_with_their_values(
@@ -70,6 +74,16 @@ def test_every_bad_setting_is_named_in_one_error() -> None:
     ]:
         assert part in message
     assert "\n" not in message  # one line: the CLI prints it whole
+
+
+def test_openai_needs_a_key_or_a_base_url_and_assignment_is_checked_too() -> None:
+    assert LookupSettings(embedding_provider="openai", openai_api_key="sk-x").openai_api_key
+    local = LookupSettings(openai_base_url="http://127.0.0.1:9/v1")
+    local.embedding_provider = "openai"  # a keyless OpenAI-compatible server
+    bare = LookupSettings()
+    with pytest.raises(ConfigurationError, match="embedding_provider=openai needs openai_api_key"):
+        bare.embedding_provider = "openai"
+    assert bare.embedding_provider == "local"
 
 
 def test_values_that_agree_are_accepted() -> None:
