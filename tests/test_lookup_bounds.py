@@ -36,7 +36,6 @@ except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.fakes import call
     from tests.faults import silent_tcp_port
 
-psycopg = pytest.importorskip("psycopg")
 
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
 
@@ -146,6 +145,7 @@ def test_sqlite_records_locked_by_another_writer_bound_each_lookup(
 
 
 def test_postgres_records_on_a_silent_port_cost_one_bounded_wait(kb_settings, real_embeddings):
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver (the postgres extra)")
     with silent_tcp_port() as port:
         url = f"postgresql+psycopg://lookup:pw@127.0.0.1:{port}/records"
         settings = kb_settings.model_copy(update={"invocation_db_url": url})
@@ -166,6 +166,7 @@ def test_postgres_locked_tool_invocation_table_bounds_the_lookup(
     )
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
     before = len(SqlInvocationRecorder(postgres_url).rows(10_000))
+    psycopg = pytest.importorskip("psycopg", reason="the PostgreSQL driver (the postgres extra)")
     locker = psycopg.connect(postgres_url.replace("postgresql+psycopg://", "postgresql://"))
     try:
         locker.execute("LOCK TABLE tool_invocation IN ACCESS EXCLUSIVE MODE")
