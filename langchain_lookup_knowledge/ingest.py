@@ -318,14 +318,21 @@ class _FolderScope:
     prune: bool
 
 
-def _check_one_root(known: dict[str, CatalogEntry], scope: _FolderScope) -> None:
+def _check_one_root(
+    known: dict[str, CatalogEntry], scope: _FolderScope, settings: LookupSettings
+) -> None:
     """Refuse to mix two folders in one namespace (B would overwrite A's same paths, and
-    ``--prune`` would delete all of A)."""
+    ``--prune`` would delete all of A). A Milvus Lite database is local: when the other folder
+    no longer exists, this one is taken as that folder moved."""
     if scope.namespace:
         return  # a named namespace is the identity: the folder may move (a CI checkout)
     others = sorted(
         {e.root for e in known.values() if not e.namespace and e.root and e.root != scope.root}
     )
+    if settings.is_milvus_lite and not any(Path(other).is_dir() for other in others):
+        if others:
+            logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
+        return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
         msg = (
@@ -392,7 +399,7 @@ def _ingest_unguarded(
     catalog_name = ensure_catalog_collection(client, settings)
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
     if scope is not None:
-        _check_one_root(known, scope)
+        _check_one_root(known, scope, settings)
     signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
     # The catalog is not proof: what is really stored is checked against it, per document.
     has_chunks = client.has_collection(settings.collection)

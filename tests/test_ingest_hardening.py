@@ -833,3 +833,11 @@ def test_a_batch_milvus_refuses_costs_only_the_refused_document(
     assert "injected" in skipped_reasons(report)["ops/refused.md"]
     assert "ops/refused.md" not in catalog(settings)
     assert len(chunk_keys(settings)) == 4
+
+
+def test_a_moved_folder_is_not_a_second_folder(settings, tmp_path, real_embeddings):
+    a, _ = two_folders(tmp_path)
+    ingest_folder(a, settings, embeddings=real_embeddings, show_progress=False)
+    moved = a.rename(tmp_path / "team-a-moved")
+    report = ingest_folder(moved, settings, embeddings=real_embeddings, show_progress=False)
+    assert sorted(report.unchanged) == ["ops/a-only.md", "ops/disk.md"]
