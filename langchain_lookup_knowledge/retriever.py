@@ -123,8 +123,11 @@ class LookupKnowledgeRetriever(BaseRetriever):
             result = LookupResult.model_validate(result)  # the camelCase contract dict
         error = out.get("error")  # decided once by the graph (None: retrieval ran)
         if error is not None:
-            message = RetrievalError.model_validate(error).message
-            raise RetrievalUnavailableError(f"knowledge retrieval is unavailable: {message}")
+            decided = RetrievalError.model_validate(error)
+            hint = "try again later" if decided.retryable else "retrying will not help"
+            raise RetrievalUnavailableError(
+                f"knowledge retrieval is unavailable ({decided.kind}: {hint}): {decided.message}"
+            )
         documents = []
         for block in result.evidence_blocks[:count]:
             metadata = block.to_json_dict()

@@ -137,8 +137,12 @@ def test_retrieval_that_is_down_raises_instead_of_finding_nothing(
     retriever = LookupKnowledgeRetriever(settings=settings, embeddings=real_embeddings, k=1)
     assert [d.metadata["source"] for d in retriever.invoke("pool exhausted")] == ["db/pool.md"]
     open_client(settings).drop_collection("kb")  # a real fault: the collection is gone
-    with pytest.raises(RetrievalUnavailableError, match="unavailable"):
+    with pytest.raises(RetrievalUnavailableError, match="unavailable") as caught:
         retriever.invoke("pool exhausted")
+    # The graph's decided kind is passed on (a collection dropped under a running lookup is a
+    # search failure: transient), and the cause is named.
+    assert "(transient: try again later)" in str(caught.value)
+    assert "does not exist" in str(caught.value)
 
 
 def test_the_lookup_graph_runs_inside_the_retriever_run(retriever) -> None:
