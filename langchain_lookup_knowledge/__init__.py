@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "ModelFilesError": "langchain_lookup_knowledge.errors",
     "OnnxSentenceEmbeddings": "langchain_lookup_knowledge.embeddings",
     "RetrievalAttempt": "langchain_lookup_knowledge.core.models",
+    "RetrievalError": "langchain_lookup_knowledge.core.models",
     "RetrievalTrace": "langchain_lookup_knowledge.core.models",
     "RetrievalUnavailableError": "langchain_lookup_knowledge.errors",
     "SchemaMismatchError": "langchain_lookup_knowledge.errors",
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
         L0Hints,
         LookupResult,
         RetrievalAttempt,
+        RetrievalError,
         RetrievalTrace,
         ScoreLabel,
     )
@@ -113,6 +115,7 @@ __all__ = [
     "ModelFilesError",
     "OnnxSentenceEmbeddings",
     "RetrievalAttempt",
+    "RetrievalError",
     "RetrievalTrace",
     "RetrievalUnavailableError",
     "SchemaMismatchError",

@@ -54,7 +54,7 @@ def compare_paths(
     l0 = runtime.matcher().match(text)
     plan = plan_query(text, settings, vector=vector, layout=layout, l0=l0)
     first = plan.first_attempt
-    request = replace(plan.request(first.expr if first else None), k=max(k, 1))
+    request = replace(plan.request(first.expr if first else None, vector), k=max(k, 1))
     out: dict[str, Any] = {
         "query": text,
         "collection": layout.name,

@@ -1,9 +1,11 @@
 """The agent-facing ``lookup_knowledge`` tool: the whole pipeline graph behind one ``query``.
 
 ``response_format="content_and_artifact"``: the model reads the packed context with citations;
-the artifact is the full result contract (camelCase dict) for the application and traces. Bad
-input and unavailable retrieval become tool errors the model can read (a ``ToolMessage`` with
-``status="error"``), never a crashed agent.
+the artifact is the full result contract (camelCase dict; ``LookupResult.model_validate(
+msg.artifact)`` gives the typed model) for the application and traces. Bad input and failed
+retrieval become tool errors the model can read (a ``ToolMessage`` with ``status="error"`` and
+``artifact=None``), never a crashed agent: a transient fault says to try again later, a
+configuration problem (missing collection, schema mismatch) that retrying will not help.
 
 Tracing: the pipeline graph runs as a child run (``lookup_pipeline``) of the tool run, one run per
 node, the L1 search as a ``retriever`` run; the tool run's own metadata gets compact per-call
@@ -156,12 +158,13 @@ class _LookupCall:
     def finish(
         self, out: dict[str, Any], callbacks: BaseCallbackManager | None
     ) -> tuple[str, dict[str, Any]]:
-        result: LookupResult = out["result"]
+        artifact: dict[str, Any] = out["result"]  # the camelCase contract, as JSON
+        result = LookupResult.model_validate(artifact)
         _annotate_tool_run(callbacks, run_metadata(result, out.get("retrieval_details") or {}))
-        error: RetrievalError | None = out.get("error")
-        if error is not None:
+        if out.get("error") is not None:
+            error = RetrievalError.model_validate(out["error"])
             raise ToolException(redact(tool_error_message(error)))
-        return _content(result), result.to_json_dict()
+        return _content(result), artifact
 
     @staticmethod
     def failed(exc: Exception, callbacks: BaseCallbackManager | None) -> ToolException:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -19,7 +20,7 @@ def lookup(settings: LookupSettings, embeddings, query: str, **overrides):
         settings.model_copy(update={"record_invocations": False, **overrides}),
         embeddings=embeddings,
     )
-    return graph.invoke({"query": query})["result"]
+    return LookupResult.model_validate(graph.invoke({"query": query})["result"])
 
 
 def test_l0_category_filter_off_searches_unfiltered(sample_kb_store, real_embeddings):

@@ -98,7 +98,7 @@ async def test_agent_survives_failed_retrieval(kb_settings, real_embeddings):
 
 class IncidentState(TypedDict, total=False):
     query: str
-    result: LookupResult
+    result: dict  # the lookup's camelCase result contract (JSON)
     answer: str
 
 
@@ -106,7 +106,7 @@ def test_lookup_graph_runs_as_a_node_of_a_parent_graph(kb_settings, real_embeddi
     lookup = build_lookup_graph(kb_settings, embeddings=real_embeddings)
 
     def summarize(state: IncidentState) -> dict:
-        result = state["result"]
+        result = LookupResult.model_validate(state["result"])
         top = result.evidence_blocks[0]
         return {"answer": f"{top.title} ({top.source}), relevance {result.relevance_level}"}
 
@@ -126,8 +126,9 @@ def test_lookup_graph_runs_as_a_node_of_a_parent_graph(kb_settings, real_embeddi
         namespaces.add(namespace[0].split(":")[0] if namespace else "")
         nodes.update(update)
     final = parent.get_state(config).values
-    assert isinstance(final["result"], LookupResult)
-    assert final["result"].evidence_blocks[0].source == "databases/mysql-slow-queries.md"
+    assert isinstance(final["result"], dict)  # plain JSON in the parent's checkpoint
+    typed = LookupResult.model_validate(final["result"])
+    assert typed.evidence_blocks[0].source == "databases/mysql-slow-queries.md"
     assert "databases/mysql-slow-queries.md" in final["answer"]
     # The subgraph's own nodes stream under its namespace inside the parent.
     assert "lookup_knowledge" in namespaces

@@ -24,6 +24,7 @@ from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.compare import compare_paths, format_comparison
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.errors import SchemaMismatchError, StoreUnavailableError
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
@@ -97,7 +98,7 @@ def run(
 ) -> Any:
     runtime = LookupRuntime(settings, embeddings=embeddings, path_factories=factories)
     graph = build_lookup_graph(runtime=runtime)
-    return graph.invoke({"query": query, **state})["result"]
+    return LookupResult.model_validate(graph.invoke({"query": query, **state})["result"])
 
 
 def keys(result: Any) -> list[str]:
@@ -509,7 +510,7 @@ def test_hanging_sidecar_times_out_and_never_blocks_the_main_path(sample, real_e
     graph = build_lookup_graph(runtime=runtime)
     try:
         for _ in range(2):
-            result = graph.invoke({"query": CRASH_QUERY})["result"]
+            result = LookupResult.model_validate(graph.invoke({"query": CRASH_QUERY})["result"])
             assert result.retrieval_trace.sidecar.status == "timeout"
             assert scored(result) == scored(plain)
         assert not factory.finished.is_set()  # both lookups ended while the sidecar hung
@@ -582,9 +583,11 @@ def test_compare_command_is_registered_and_prints_json(sample, capsys):
 )
 def test_a_lookup_fetches_its_rerank_pool(sample, real_embeddings, top_k, candidate_k, fetched):
     settings = sample.model_copy(update={"top_k": top_k, "candidate_k": candidate_k})
-    result = build_lookup_graph(settings, embeddings=real_embeddings).invoke(
-        {"query": "how do I troubleshoot a slow service"}
-    )["result"]
+    result = LookupResult.model_validate(
+        build_lookup_graph(settings, embeddings=real_embeddings).invoke(
+            {"query": "how do I troubleshoot a slow service"}
+        )["result"]
+    )
     attempts = result.retrieval_trace.attempts
     assert attempts
     assert all(a.candidates == fetched for a in attempts)
@@ -637,12 +640,14 @@ def test_chinese_off_topic_question_finds_no_evidence(tmp_path, real_embeddings)
     graph = build_lookup_graph(runtime=runtime)
     assert runtime.layout.analyzer == "jieba"
 
-    off_topic = graph.invoke({"query": "巧克力蛋糕的做法"})["result"]
+    off_topic = LookupResult.model_validate(graph.invoke({"query": "巧克力蛋糕的做法"})["result"])
     assert off_topic.retrieval_trace.retrieval_mode == "sparse"
     assert off_topic.found is False
     assert off_topic.evidence_status == "no_evidence"
 
-    on_topic = graph.invoke({"query": "数据库连接数满了怎么办"})["result"]
+    on_topic = LookupResult.model_validate(
+        graph.invoke({"query": "数据库连接数满了怎么办"})["result"]
+    )
     assert on_topic.found is True
     assert on_topic.evidence_blocks[0].source == "db/连接池.md"
 
@@ -932,8 +937,10 @@ class BackendContract:
     async def test_async_lookup_matches_the_sync_one(self, backend_kb, real_embeddings, mode):
         settings = backend_kb.model_copy(update={"mode": mode})
         graph = build_lookup_graph(runtime=LookupRuntime(settings, embeddings=real_embeddings))
-        sync = graph.invoke({"query": CRASH_QUERY})["result"]
-        result = (await graph.ainvoke({"query": CRASH_QUERY}))["result"]
+        sync = LookupResult.model_validate(graph.invoke({"query": CRASH_QUERY})["result"])
+        result = LookupResult.model_validate(
+            (await graph.ainvoke({"query": CRASH_QUERY}))["result"]
+        )
         assert result.retrieval_trace.path_used == mode
         assert scored(result) == scored(sync)
 
@@ -1051,18 +1058,24 @@ class BackendContract:
             self.external_index,
             'meta["category"]',
         )
-        result = build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY})["result"]
+        result = LookupResult.model_validate(
+            build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY})["result"]
+        )
         assert result.found
         assert result.l0_hints.empty
         assert result.retrieval_trace.path_used == mode
         assert result.evidence_blocks[0].source == "databases/pgbouncer-connection-exhaustion.md"
         # The best match is a networking runbook; a caller's filter on the JSON path excludes it.
         tls = "TLS certificate expired"
-        unscoped = build_lookup_graph(runtime=runtime).invoke({"query": tls})["result"]
+        unscoped = LookupResult.model_validate(
+            build_lookup_graph(runtime=runtime).invoke({"query": tls})["result"]
+        )
         assert unscoped.evidence_blocks[0].category == "networking"
-        scoped = build_lookup_graph(runtime=runtime).invoke(
-            {"query": tls, "filters": {'meta["category"]': "databases"}}
-        )["result"]
+        scoped = LookupResult.model_validate(
+            build_lookup_graph(runtime=runtime).invoke(
+                {"query": tls, "filters": {'meta["category"]': "databases"}}
+            )["result"]
+        )
         attempt = scoped.retrieval_trace.attempts[0]
         assert attempt.filter == '(meta["category"] == "databases")'
         assert attempt.candidates > 0
@@ -1289,9 +1302,11 @@ class BackendContract:
         runtime._path_factories["vectorstore"] = lambda: FlakyPath(
             VectorStorePath(settings, runtime.layout, runtime.embeddings)
         )
-        result = build_lookup_graph(runtime=runtime).invoke(
-            {"query": POOL_QUERY, "filters": TENANT_A}
-        )["result"]
+        result = LookupResult.model_validate(
+            build_lookup_graph(runtime=runtime).invoke({"query": POOL_QUERY, "filters": TENANT_A})[
+                "result"
+            ]
+        )
         attempts = result.retrieval_trace.attempts
         assert [(a.name, a.path, a.status) for a in attempts] == [
             ("filtered", "vectorstore", "empty"),

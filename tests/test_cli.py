@@ -20,6 +20,7 @@ import pytest
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.cli import main
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
@@ -260,9 +261,11 @@ def test_runbooks_crashloop_question_finds_kubepodcrashlooping_first(runbooks, r
         collection="runbooks",
         record_invocations=False,
     )
-    result = build_lookup_graph(settings, embeddings=real_embeddings).invoke(
-        {"query": CRASHLOOP_QUERY}
-    )["result"]
+    result = LookupResult.model_validate(
+        build_lookup_graph(settings, embeddings=real_embeddings).invoke({"query": CRASHLOOP_QUERY})[
+            "result"
+        ]
+    )
     assert result.found
     assert result.evidence_blocks[0].source == "kubernetes/KubePodCrashLooping.md"
     assert result.context_pack.included_sources[0] == "kubernetes/KubePodCrashLooping.md"

@@ -23,6 +23,7 @@ EXPECTED = [
     "ModelFilesError",
     "OnnxSentenceEmbeddings",
     "RetrievalAttempt",
+    "RetrievalError",
     "RetrievalTrace",
     "RetrievalUnavailableError",
     "SchemaMismatchError",

@@ -8,14 +8,21 @@ another dimension).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph import END, START, StateGraph
+from langsmith._internal._serde import dumps_json
+from typing_extensions import TypedDict
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.compare import compare_paths
-from langchain_lookup_knowledge.core.models import RetrievalAttempt
+from langchain_lookup_knowledge.core.models import LookupResult, RetrievalAttempt, RetrievalError
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.pipeline.graph import LookupRouters, build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
@@ -104,7 +111,8 @@ def test_compare_plans_a_cjk_question_as_the_tool_does(tmp_path, real_embeddings
     assert ingest_folder(kb, settings, embeddings=real_embeddings).bm25
     runtime = LookupRuntime(settings, embeddings=real_embeddings)
     question = "数据库连接数满了"
-    result = build_lookup_graph(runtime=runtime).invoke({"query": question})["result"]
+    out = build_lookup_graph(runtime=runtime).invoke({"query": question})
+    result = LookupResult.model_validate(out["result"])
     report = compare_paths(question, settings, runtime=runtime)
     assert result.retrieval_trace.retrieval_mode == "sparse"
     assert report["retrievalMode"] == "sparse"  # was "hybrid": compare ignored the CJK rule
@@ -117,15 +125,15 @@ def test_output_carries_the_retrieval_error(sample_kb_store, real_embeddings) ->
     runtime = LookupRuntime(settings, embeddings=real_embeddings)
     runtime._path_factories = {n: (lambda n=n: FailingPath(n)) for n in ("vectorstore", "sdk")}
     out = build_lookup_graph(runtime=runtime).invoke({"query": "disk is full"})
-    error = out["error"]
+    error = RetrievalError.model_validate(out["error"])
     assert error is not None
     assert error.kind == "transient"
     assert error.retryable
     assert "vectorstore: ConnectionError" in error.message
-    assert out["result"].error == error
+    assert LookupResult.model_validate(out["result"]).error == error
     ok = build_lookup_graph(settings, embeddings=real_embeddings).invoke({"query": "disk is full"})
     assert ok["error"] is None
-    assert ok["result"].error is None
+    assert ok["result"]["error"] is None
 
 
 def test_transient_fault_tells_the_model_to_try_again(recorded, real_embeddings) -> None:
@@ -192,9 +200,11 @@ def test_l0_hints_are_scoped_by_the_calls_filters(sample_kb_store, real_embeddin
     settings = sample_kb_store.model_copy(update={"record_invocations": False})
     graph = build_lookup_graph(settings, embeddings=real_embeddings)
     question = "redis memory eviction and ImagePullBackOff on the etcd node"
-    everything = graph.invoke({"query": question})["result"]
+    everything = LookupResult.model_validate(graph.invoke({"query": question})["result"])
     assert "kubernetes" in everything.l0_hints.domains  # the question names other documents
-    scoped = graph.invoke({"query": question, "filters": {"category": "databases"}})["result"]
+    scoped = LookupResult.model_validate(
+        graph.invoke({"query": question, "filters": {"category": "databases"}})["result"]
+    )
     hints = scoped.l0_hints
     assert hints.domains == ["databases"]
     assert all(s.startswith("databases/") for s in hints.matched_sources)
@@ -202,3 +212,105 @@ def test_l0_hints_are_scoped_by_the_calls_filters(sample_kb_store, real_embeddin
     assert "etcd" not in hints.entities
     assert "kubernetes" not in scoped.completeness_hint
     assert all(b.source.startswith("databases/") for b in scoped.evidence_blocks)
+
+
+# --- one contract on every surface; Studio; a checkpointed parent; the trace -----------------
+def test_graph_output_is_the_tools_artifact_json(sample_kb_store, real_embeddings) -> None:
+    settings = sample_kb_store.model_copy(update={"record_invocations": False})
+    graph = build_lookup_graph(settings, embeddings=real_embeddings)
+    out = graph.invoke({"query": "redis memory eviction"})
+    assert isinstance(out["result"], dict)
+    assert "evidenceBlocks" in out["result"]  # camelCase, as the tool artifact and CLI --json
+    typed = LookupResult.model_validate(out["result"])
+    assert typed.to_json_dict() == out["result"]
+    msg = create_lookup_knowledge_tool(settings, graph=graph).invoke(call("redis memory eviction"))
+    assert set(msg.artifact) == set(out["result"])
+    assert (
+        msg.artifact["evidenceBlocks"][0]["source"] == out["result"]["evidenceBlocks"][0]["source"]
+    )
+
+
+def test_studio_gets_input_and_output_schemas() -> None:
+    graph = build_lookup_graph(LookupSettings(record_invocations=False))
+    schema_in = graph.get_input_jsonschema()
+    schema_out = graph.get_output_jsonschema()
+    assert schema_in["properties"]["query"]["type"] == "string"
+    assert schema_in["required"] == ["query"]
+    assert {"result", "retrieval_details", "error"} <= set(schema_out["properties"])
+
+
+class Incident(TypedDict, total=False):
+    query: str
+    result: dict[str, Any]
+    error: dict[str, Any] | None
+
+
+def _checkpointed(node: Any, saver: InMemorySaver) -> Any:
+    builder = StateGraph(Incident)
+    builder.add_node("lookup", node)
+    builder.add_edge(START, "lookup")
+    builder.add_edge("lookup", END)
+    return builder.compile(checkpointer=saver)
+
+
+def _stored_bytes(saver: InMemorySaver) -> int:
+    """What the saver holds: channel blobs, checkpoints (without values) and pending writes."""
+    blobs = sum(len(value[1]) for value in saver.blobs.values())
+    writes = sum(
+        len(write[2][1]) for task_writes in saver.writes.values() for write in task_writes.values()
+    )
+    return blobs + writes
+
+
+def test_checkpointed_parent_stores_the_lookup_once_and_strictly(
+    sample_kb_store, real_embeddings
+) -> None:
+    settings = sample_kb_store.model_copy(update={"record_invocations": False})
+    lookup = build_lookup_graph(settings, embeddings=real_embeddings)
+    strict = JsonPlusSerializer(allowed_msgpack_modules=None)  # LANGGRAPH_STRICT_MSGPACK
+    config = {"configurable": {"thread_id": "incident"}}
+    baseline_saver, saver = InMemorySaver(serde=strict), InMemorySaver(serde=strict)
+    _checkpointed(lambda state: {}, baseline_saver).invoke({"query": "x"}, config)
+    parent = _checkpointed(lookup, saver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "will be blocked by strict msgpack"
+        parent.invoke({"query": "redis memory eviction"}, config)
+        values = parent.get_state(config).values
+    added = len(list(saver.list(None))) - len(list(baseline_saver.list(None)))
+    assert added <= 2
+    assert _stored_bytes(saver) - _stored_bytes(baseline_saver) < 2 * 20_000  # blob + write
+    assert sum(len(v[1]) for v in saver.blobs.values()) < 20_000
+    assert LookupResult.model_validate(values["result"]).found  # loads back under strict serde
+    assert values["error"] is None
+
+
+def _runs(collector: RunCollectorCallbackHandler) -> list[Any]:
+    stack, runs = list(collector.traced_runs), []
+    while stack:
+        run = stack.pop()
+        runs.append(run)
+        stack.extend(run.child_runs)
+    return runs
+
+
+def test_trace_has_a_run_per_node_the_retriever_documents_and_no_vector(
+    sample_kb_store, real_embeddings
+) -> None:
+    settings = sample_kb_store.model_copy(update={"record_invocations": False})
+    tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+    collector = RunCollectorCallbackHandler()  # a real tracer callback, collecting runs locally
+    tool.invoke(call("redis memory eviction"), config={"callbacks": [collector]})
+    runs = _runs(collector)
+    names = [r.name for r in runs]
+    for node in ("transform_query", "retrieve_vectorstore", "postprocess", "pack_context"):
+        assert names.count(node) == 1, names
+    assert names.count("assemble_result") == names.count("record_invocation") == 1
+    [retriever] = [r for r in runs if r.run_type == "retriever"]
+    assert retriever.outputs["documents"]
+    sent = [dumps_json({"inputs": r.inputs, "outputs": r.outputs, "extra": r.extra}) for r in runs]
+    # what a LangSmith tracer sends: each node sees its own input keys, not the whole state
+    assert sum(map(len, sent)) < 250_000
+    postprocess = next(r for r in runs if r.name == "postprocess")
+    assert set(postprocess.inputs) <= {"plan", "attempts", "candidates"}
+    vector = real_embeddings.embed_query("redis memory eviction")
+    assert not any(f"{vector[0]}" in text.decode() for text in sent)  # not 384 floats per run

@@ -123,7 +123,7 @@ def run(store: LookupSettings, fake, query: str, **overrides: Any) -> dict[str, 
 
 
 def lookup(store: LookupSettings, fake, query: str, **overrides: Any) -> LookupResult:
-    return run(store, fake, query, **overrides)["result"]
+    return LookupResult.model_validate(run(store, fake, query, **overrides)["result"])
 
 
 @pytest.fixture
@@ -685,7 +685,9 @@ def test_tool_boundary_remains_explicit(store, fake):
 
 def test_sample_kb_end_to_end_contract(sample_kb_store, real_embeddings):
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings)
-    result = graph.invoke({"query": "postgres replica is falling behind the primary"})["result"]
+    result = LookupResult.model_validate(
+        graph.invoke({"query": "postgres replica is falling behind the primary"})["result"]
+    )
     assert result.found
     assert result.evidence_blocks[0].source == "databases/postgresql-replication-lag.md"
     assert result.evidence_blocks[0].title

@@ -16,6 +16,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.errors import (
     EmbeddingError,
@@ -51,7 +52,7 @@ CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
 
 def assert_answered(out: dict) -> None:
     """The lookup ran: no L1 attempt failed and the result is not "retrieval unavailable"."""
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert not result.message.startswith("Knowledge retrieval unavailable"), result.message
     assert result.retrieval_trace.attempts
     assert all(a.status != "error" for a in result.retrieval_trace.attempts)
@@ -107,7 +108,7 @@ def test_overlong_query_is_truncated_with_a_trace_note_and_answered(
     query = (CRASHLOOP_QUERY + " ") * 1000
     assert len(query) > sample_kb_store.max_query_chars
     out = graph.invoke({"query": query})
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert_answered(out)
     assert len(result.query) == sample_kb_store.max_query_chars
     notes = result.retrieval_trace.notes
@@ -133,7 +134,7 @@ def test_control_characters_emoji_and_mixed_scripts_are_answered(
 ):
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings, recorder=None)
     out = graph.invoke({"query": query})
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert_answered(out)
     assert not any(ord(ch) < 32 and ch not in "\n\t" for ch in result.query)
     if expect_found:
@@ -227,7 +228,7 @@ def test_frontmatter_category_never_changes_the_filter_meaning(
     settings = injection_store.model_copy(update={"mode": mode})
     graph = build_lookup_graph(settings, embeddings=real_embeddings, recorder=None)
     out = graph.invoke({"query": f"quokkarelay{index} is stuck again"})
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert result.l0_hints.domains == [WEIRD_CATEGORIES[index]]
     first = result.retrieval_trace.attempts[0]
     assert first.name == "filtered", result.retrieval_trace
@@ -311,10 +312,13 @@ def test_tenant_filter_survives_every_retry_and_fallback(tenant_store, real_embe
     # Without the tenant filter the tenant-b disk doc is the best answer: the control.
     control = build_lookup_graph(tenant_store, embeddings=real_embeddings, recorder=None)
     assert "b/disk.md" in [
-        b.source for b in control.invoke({"query": DISK_QUERY})["result"].evidence_blocks
+        b.source
+        for b in LookupResult.model_validate(
+            control.invoke({"query": DISK_QUERY})["result"]
+        ).evidence_blocks
     ]
 
-    result = graph.invoke(graph_input)["result"]
+    result = LookupResult.model_validate(graph.invoke(graph_input)["result"])
     attempts = result.retrieval_trace.attempts
     names = [a.name for a in attempts]
     assert names[0] == "filtered", attempts
@@ -456,7 +460,7 @@ def test_recorder_down_lookup_still_answers_and_trace_says_so(
     settings = sample_kb_store.model_copy(update={"invocation_db_url": url})
     graph = build_lookup_graph(settings, embeddings=real_embeddings)
     out = graph.invoke({"query": CRASHLOOP_QUERY})
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert_answered(out)
     assert result.found
     recording = result.retrieval_trace.recording

@@ -15,6 +15,7 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from pydantic import SecretStr
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.errors import EmbeddingError, StoreUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
@@ -108,11 +109,13 @@ def test_unreachable_milvus_leaks_no_secret(tmp_path, real_embeddings, all_logs)
     tool_collector = RunCollectorCallbackHandler()
     message = tool.invoke(call("etcd is slow"), config={"callbacks": [tool_collector]})
     assert message.status == "error"
-    assert out["result"].message.startswith("Knowledge retrieval unavailable")
+    assert LookupResult.model_validate(out["result"]).message.startswith(
+        "Knowledge retrieval unavailable"
+    )
     assert_no_secret(
         {
             "open_client error": "".join(traceback.format_exception(caught.value)),
-            "result": out["result"].model_dump_json(),
+            "result": json.dumps(out["result"]),
             "retrieval_details": json.dumps(out["retrieval_details"], default=str),
             "graph trace runs": run_texts(collector),
             "tool message": str(message.content),

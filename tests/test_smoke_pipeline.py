@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 
 # The README's off-topic question first, then other people's phrasing of questions the sample
@@ -18,7 +19,9 @@ OFF_TOPIC = [
 
 def test_sample_kb_answers_crashloop_question(sample_kb_store, real_embeddings):
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings)
-    result = graph.invoke({"query": "my pod keeps crashing and restarting"})["result"]
+    result = LookupResult.model_validate(
+        graph.invoke({"query": "my pod keeps crashing and restarting"})["result"]
+    )
     assert result.found
     assert result.evidence_blocks[0].source == "kubernetes/pod-crashloopbackoff.md"
     assert result.evidence_status == "evidence"
@@ -29,7 +32,7 @@ def test_off_topic_question_comes_back_found_false(sample_kb_store, real_embeddi
     """The README: an off-topic question comes back ``found=false`` (no_evidence), not a weak
     guess; its similarity stays below ``min_evidence_similarity``."""
     graph = build_lookup_graph(sample_kb_store, embeddings=real_embeddings)
-    result = graph.invoke({"query": query})["result"]
+    result = LookupResult.model_validate(graph.invoke({"query": query})["result"])
     assert result.found is False
     assert result.evidence_status == "no_evidence"
     assert result.evidence_blocks == []

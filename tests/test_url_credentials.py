@@ -14,6 +14,7 @@ import pytest
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_tool
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.errors import StoreUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.recording import SqlInvocationRecorder
@@ -121,7 +122,7 @@ def test_unreachable_milvus_and_embedder_with_url_passwords_leak_nothing(tmp_pat
     assert requests  # the embedding service was asked (with its credentials)
     assert message.status == "error"
     assert "embedding service http://127.0.0.1:" in message.content  # still names what failed
-    result = out["result"]
+    result = LookupResult.model_validate(out["result"])
     assert result.retrieval_trace.recording["status"] == "error"
     assert_no_password(
         {

@@ -17,6 +17,7 @@ from langchain_lookup_knowledge.cli.options import (
     settings_from_args,
 )
 from langchain_lookup_knowledge.cli.query import format_result
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.redaction import mask_url
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     print(LEGEND)
     for query in questions:
         print()
-        print(format_result(graph.invoke({"query": query})["result"]))
+        print(format_result(LookupResult.model_validate(graph.invoke({"query": query})["result"])))
     show_tool_call(create_lookup_knowledge_tool(settings, graph=graph), questions[0])
     print(
         f"\ndatabase: {mask_url(settings.resolved_milvus_uri)} "

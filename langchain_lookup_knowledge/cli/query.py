@@ -20,6 +20,7 @@ from langchain_lookup_knowledge.cli.options import (
     settings_from_args,
     warn,
 )
+from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, gather_questions
 
@@ -82,14 +83,13 @@ def run(args: argparse.Namespace) -> int:
             status = EXIT_FAILED
             continue
         out = graph.invoke({"query": item.text})
-        error = out.get("error")
+        error = RetrievalError.model_validate(out["error"]) if out.get("error") else None
         if error is not None and error.kind == "configuration":  # every question would fail
             raise LookupKnowledgeError(error.message)
-        result = out["result"]
         if args.json:
-            print_json(result.to_json_dict())
+            print_json(out["result"])  # the contract's camelCase JSON, as the tool's artifact
         else:
-            print(format_result(result))
+            print(format_result(LookupResult.model_validate(out["result"])))
         if lookup_failed(out):
             status = EXIT_FAILED
     return status

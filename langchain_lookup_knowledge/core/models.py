@@ -57,14 +57,19 @@ class HitReason(ContractModel):
     path: str | None = None
 
 
-class Candidate(ContractModel):
-    """One L1 hit, normalized across paths (VectorStore and SDK give the same shape)."""
+class ChunkIdentity(ContractModel):
+    """Which chunk: its identity and where it sits (shared by candidates and evidence blocks)."""
 
     evidence_key: str
     source: str
     title: str = ""
     breadcrumb: str = ""
     category: str = ""
+
+
+class Candidate(ChunkIdentity):
+    """One L1 hit, normalized across paths (VectorStore and SDK give the same shape)."""
+
     content: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     rank: int  # 1-based rank within its attempt
@@ -72,14 +77,9 @@ class Candidate(ContractModel):
     attempt: str = ""  # name of the attempt that produced it
 
 
-class EvidenceBlock(ContractModel):
+class EvidenceBlock(ChunkIdentity):
     """The unit of evidence the agent reads."""
 
-    evidence_key: str
-    source: str
-    title: str = ""
-    breadcrumb: str = ""
-    category: str = ""
     retrieval_layer: RetrievalLayer = "L1"
     content: str
     score: float = 0.0

@@ -353,11 +353,10 @@ def run_bench(
     l0_matches = {q: l1_runtime.matcher().match(q) for q in questions}
 
     def l1_search(query: str) -> Any:
-        plan = plan_query(
-            query, settings, vector=raw.embed_query(query), layout=layout, l0=l0_matches[query]
-        )
+        vector = raw.embed_query(query)
+        plan = plan_query(query, settings, vector=vector, layout=layout, l0=l0_matches[query])
         first = plan.first_attempt
-        return l1_path.search(plan.request(first.expr if first else None))
+        return l1_path.search(plan.request(first.expr if first else None, vector))
 
     def bare_hybrid(query: str) -> Any:
         assert bare_hybrid_store is not None

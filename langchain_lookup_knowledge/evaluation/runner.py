@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.evaluation.metrics import percentile
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -87,7 +88,7 @@ def run_pipeline(
     bar = _bar(len(queries), desc, progress)
     for qid, text in queries.items():
         start = time.perf_counter()
-        result = graph.invoke({"query": text})["result"]
+        result = LookupResult.model_validate(graph.invoke({"query": text})["result"])
         out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
         out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
         out.extra["relevance"][qid] = result.relevance_level

@@ -101,6 +101,7 @@ def run_attempt(
     paths: PathProvider,
     plan: QueryPlan,
     spec: AttemptSpec,
+    vector: Sequence[float],
     path_name: str,
     config: RunnableConfig | None,
     *,
@@ -111,7 +112,8 @@ def run_attempt(
     start = time.perf_counter()
     try:
         path = paths.path(path_name)
-        found = traced_search(path, plan.request(spec.expr), config, f"l1_search_{path_name}")
+        request = plan.request(spec.expr, vector)
+        found = traced_search(path, request, config, f"l1_search_{path_name}")
     except Exception as exc:  # a failing path is data for the router, not a crash
         logger.warning("L1 path %s failed: %s", path_name, describe(exc))
         return AttemptOutcome(

@@ -31,7 +31,7 @@ def build_retrieval_details(
     result: LookupResult,
     plan: QueryPlan | None,
     selection: EvidenceSelection | None,
-    candidates: Sequence[Candidate],
+    nearest: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """What ``tool_invocation.retrieval_details`` holds; evidence content is cut to a preview."""
     hints = result.l0_hints
@@ -79,5 +79,5 @@ def build_retrieval_details(
         "found": result.found,
         "evidence_status": result.evidence_status,
         "relevance_level": result.relevance_level,
-        "nearest_sources": nearest_sources(candidates),
+        "nearest_sources": nearest,
     }

@@ -23,12 +23,23 @@ from typing import TYPE_CHECKING, Literal
 from langchain_core.embeddings import Embeddings
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.pipeline.attempts import needs_retry
 from langchain_lookup_knowledge.pipeline.nodes import LookupNodes, last_attempt
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.pipeline.state import LookupInput, LookupOutput, LookupState
+from langchain_lookup_knowledge.pipeline.state import (
+    AssembleInput,
+    LookupInput,
+    LookupOutput,
+    LookupState,
+    PackInput,
+    PostprocessInput,
+    RecordInput,
+    RetrieveInput,
+    RouteInput,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 
 if TYPE_CHECKING:
@@ -37,7 +48,15 @@ if TYPE_CHECKING:
 __all__ = ["LookupKnowledgeError", "LookupNodes", "LookupRouters", "build_lookup_graph"]
 
 
-def _unexpected(router: str, state: LookupState) -> RuntimeError:
+RETRIEVAL_NODES = (
+    "retrieve_vectorstore",
+    "retrieve_sdk",
+    "retry_unfiltered",
+    "retry_unfiltered_sdk",
+)
+
+
+def _unexpected(router: str, state: RouteInput) -> RuntimeError:
     attempts = [f"{a.name}@{a.path}:{a.status}" for a in state.get("attempts") or []]
     return RuntimeError(f"lookup graph: {router} reached with attempts {attempts}")
 
@@ -50,7 +69,7 @@ class LookupRouters:
         self.sdk_first = settings.mode == "sdk"
 
     def route_start(
-        self, state: LookupState
+        self, state: RouteInput
     ) -> Literal["retrieve_vectorstore", "retrieve_sdk", "postprocess"]:
         """First L1 path by mode; no first attempt (L1 off, nothing to search) skips L1."""
         if state["plan"].first_attempt is None:
@@ -58,7 +77,7 @@ class LookupRouters:
         return "retrieve_sdk" if self.sdk_first else "retrieve_vectorstore"
 
     def route_after_vectorstore(
-        self, state: LookupState
+        self, state: RouteInput
     ) -> Literal["retrieve_sdk", "retry_unfiltered", "postprocess"]:
         """auto mode: a failed VectorStore path falls back to the SDK node."""
         last = last_attempt(state)
@@ -68,12 +87,12 @@ class LookupRouters:
             return "retrieve_sdk" if self.auto else "postprocess"
         return self.route_quality(state)
 
-    def route_quality(self, state: LookupState) -> Literal["retry_unfiltered", "postprocess"]:
+    def route_quality(self, state: RouteInput) -> Literal["retry_unfiltered", "postprocess"]:
         """Filtered attempt empty or below the reference threshold: retry without the filter."""
         return "retry_unfiltered" if needs_retry(last_attempt(state)) else "postprocess"
 
     def route_after_retry(
-        self, state: LookupState
+        self, state: RouteInput
     ) -> Literal["retry_unfiltered_sdk", "postprocess"]:
         """auto mode: a retry that failed on the VectorStore path runs again on the SDK."""
         last = last_attempt(state)
@@ -90,6 +109,7 @@ def build_lookup_graph(
     recorder: InvocationRecorder | None = None,
     runtime: LookupRuntime | None = None,
     name: str = "lookup_knowledge",
+    checkpointer: Checkpointer = False,
 ) -> CompiledStateGraph[LookupState, None, LookupInput, LookupOutput]:
     """Compile the lookup pipeline; input ``{"query": str}``, output has ``result``.
 
@@ -99,11 +119,14 @@ def build_lookup_graph(
         recorder: Where each call is recorded (``tool_invocation`` per the settings).
         runtime: Shared resources to run on (build one to reach its client or layout).
         name: The graph's name (its run name in traces).
+        checkpointer: ``False`` (default): a lookup is one step of a parent graph, never
+            checkpointed node by node (a checkpointed parent stores its JSON output once).
+            ``None`` inherits the parent's (or the server's) checkpointer.
 
     Example:
         >>> graph = build_lookup_graph(LookupSettings(collection="runbooks"))  # doctest: +SKIP
         >>> out = graph.invoke({"query": "etcd is slow"})  # doctest: +SKIP
-        >>> out["result"].evidence_blocks[0].source  # doctest: +SKIP
+        >>> LookupResult.model_validate(out["result"]).evidence_blocks[0].source  # doctest: +SKIP
         'etcd/etcdHighFsyncDurations.md'
     """
     if runtime is None:
@@ -113,15 +136,19 @@ def build_lookup_graph(
     nodes = LookupNodes(runtime)
     routers = LookupRouters(runtime.settings)
     builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
-    builder.add_node("transform_query", nodes.transform_query)
-    builder.add_node("retrieve_vectorstore", nodes.retrieve_vectorstore)
-    builder.add_node("retrieve_sdk", nodes.retrieve_sdk)
-    builder.add_node("retry_unfiltered", nodes.retry_unfiltered)
-    builder.add_node("retry_unfiltered_sdk", nodes.retry_unfiltered_sdk)
-    builder.add_node("postprocess", nodes.postprocess)
-    builder.add_node("pack_context", nodes.pack_context)
-    builder.add_node("assemble_result", nodes.assemble_result)
-    builder.add_node("record_invocation", nodes.record_invocation)
+    # Each node reads only its input schema: its traced input is those keys, not the state.
+    builder.add_node("transform_query", nodes.transform_query, input_schema=LookupInput)
+    for name in (
+        "retrieve_vectorstore",
+        "retrieve_sdk",
+        "retry_unfiltered",
+        "retry_unfiltered_sdk",
+    ):
+        builder.add_node(name, getattr(nodes, name), input_schema=RetrieveInput)
+    builder.add_node("postprocess", nodes.postprocess, input_schema=PostprocessInput)
+    builder.add_node("pack_context", nodes.pack_context, input_schema=PackInput)
+    builder.add_node("assemble_result", nodes.assemble_result, input_schema=AssembleInput)
+    builder.add_node("record_invocation", nodes.record_invocation, input_schema=RecordInput)
     builder.add_edge(START, "transform_query")
     builder.add_conditional_edges("transform_query", routers.route_start)
     builder.add_conditional_edges("retrieve_vectorstore", routers.route_after_vectorstore)
@@ -132,4 +159,4 @@ def build_lookup_graph(
     builder.add_edge("pack_context", "assemble_result")
     builder.add_edge("assemble_result", "record_invocation")
     builder.add_edge("record_invocation", END)
-    return builder.compile(name=name)
+    return builder.compile(name=name, checkpointer=checkpointer)

@@ -35,13 +35,24 @@ from langchain_lookup_knowledge.pipeline.attempts import (
     vectorstore_failed,
 )
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
-from langchain_lookup_knowledge.pipeline.details import build_retrieval_details
+from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
 from langchain_lookup_knowledge.pipeline.plan import caller_filter_expr, plan_query
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.pipeline.state import LookupState, PathName
+from langchain_lookup_knowledge.pipeline.state import (
+    AssembleInput,
+    LookupInput,
+    PackInput,
+    PathName,
+    PostprocessInput,
+    RecordInput,
+    RetrieveInput,
+    RouteInput,
+    pack_vector,
+    unpack_vector,
+)
 from langchain_lookup_knowledge.query_text import clean_query_text
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
 from langchain_lookup_knowledge.store.schema import CollectionLayout
@@ -49,10 +60,18 @@ from langchain_lookup_knowledge.store.schema import CollectionLayout
 logger = logging.getLogger(__name__)
 
 Update = dict[str, Any]
-"""A partial :class:`LookupState` (LangGraph merges it with the reducers of the state)."""
+"""A partial lookup state (LangGraph merges it with the reducers of the state)."""
 
 
-def last_attempt(state: LookupState) -> RetrievalAttempt:
+def _vector(state: RetrieveInput) -> list[float]:
+    packed = state.get("query_vector")
+    if packed is None:
+        msg = "lookup graph: retrieval was routed to without a query vector"
+        raise RuntimeError(msg)
+    return unpack_vector(packed)
+
+
+def last_attempt(state: RouteInput | RetrieveInput) -> RetrievalAttempt:
     """The latest attempt; a router that finds none was wired wrong (a bug, raised)."""
     attempts = state.get("attempts") or []
     if not attempts:
@@ -69,7 +88,7 @@ class LookupNodes:
         self.settings = runtime.settings
 
     # --- query transformation -------------------------------------------------------------
-    def transform_query(self, state: LookupState) -> Update:
+    def transform_query(self, state: LookupInput) -> Update:
         """Clean the question, L0 hints in the call's scope, the query vector, the plan."""
         start = time.perf_counter()
         text, notes = clean_query_text(state.get("query"), self.settings.max_query_chars)
@@ -111,33 +130,43 @@ class LookupNodes:
             notes=notes,
         )
         timings["transform_query"] = ms_since(start)
-        return {"plan": plan, "attempts": steps, "timings_ms": timings, "started_at": start}
+        return {
+            "plan": plan,
+            "query_vector": pack_vector(vector) if vector is not None else None,
+            "attempts": steps,
+            "timings_ms": timings,
+            "started_at": start,
+        }
 
     # --- L1 retrieval ---------------------------------------------------------------------
     def _first(
-        self, state: LookupState, config: RunnableConfig, path: PathName, fallback: str | None
+        self, state: RetrieveInput, config: RunnableConfig, path: PathName, fallback: str | None
     ) -> Update:
-        plan = state["plan"]
+        plan, vector = state["plan"], _vector(state)
         spec = plan.first_attempt
         if spec is None:
             msg = "lookup graph: retrieval was routed to without a first attempt in the plan"
             raise RuntimeError(msg)
         sidecar = (  # started first: it runs beside the main search, within its own time bound
-            start_sidecar(self.runtime, plan.request(spec.expr), main_path=path)
+            start_sidecar(self.runtime, plan.request(spec.expr, vector), main_path=path)
             if self.settings.sidecar_enabled
             else None
         )
-        outcome = run_attempt(self.runtime, plan, spec, path, config, path_fallback=fallback)
+        outcome = run_attempt(
+            self.runtime, plan, spec, vector, path, config, path_fallback=fallback
+        )
         update = self._outcome(outcome, path)
         if outcome.answered and sidecar is not None:
             update["sidecar"] = sidecar.report(outcome.candidates)
         return update
 
     def _retry(
-        self, state: LookupState, config: RunnableConfig, path: PathName, fallback: str | None
+        self, state: RetrieveInput, config: RunnableConfig, path: PathName, fallback: str | None
     ) -> Update:
         plan = state["plan"]
-        outcome = run_attempt(self.runtime, plan, plan.retry, path, config, path_fallback=fallback)
+        outcome = run_attempt(
+            self.runtime, plan, plan.retry, _vector(state), path, config, path_fallback=fallback
+        )
         return self._outcome(outcome, path)
 
     @staticmethod
@@ -147,11 +176,11 @@ class LookupNodes:
             update["path_used"] = path
         return update
 
-    def retrieve_vectorstore(self, state: LookupState, config: RunnableConfig) -> Update:
+    def retrieve_vectorstore(self, state: RetrieveInput, config: RunnableConfig) -> Update:
         """L1 through langchain-milvus (the preferred path)."""
         return self._first(state, config, "vectorstore", None)
 
-    def retrieve_sdk(self, state: LookupState, config: RunnableConfig) -> Update:
+    def retrieve_sdk(self, state: RetrieveInput, config: RunnableConfig) -> Update:
         """L1 through raw pymilvus (``mode=sdk``, or auto mode's fallback edge)."""
         attempts = state.get("attempts") or []
         fallback = (
@@ -161,24 +190,25 @@ class LookupNodes:
         )
         return self._first(state, config, "sdk", fallback)
 
-    def retry_unfiltered(self, state: LookupState, config: RunnableConfig) -> Update:
+    def retry_unfiltered(self, state: RetrieveInput, config: RunnableConfig) -> Update:
         """Same query vector, no L0 category filter; the caller's own filter is kept."""
         reason = fallback_reason(last_attempt(state))
         path: PathName = state.get("path_used") or "sdk"
         return self._retry(state, config, path, None) | {"fallback_reason": reason}
 
-    def retry_unfiltered_sdk(self, state: LookupState, config: RunnableConfig) -> Update:
+    def retry_unfiltered_sdk(self, state: RetrieveInput, config: RunnableConfig) -> Update:
         """auto mode: the retry failed on the VectorStore path; the same retry on the SDK."""
         return self._retry(state, config, "sdk", vectorstore_failed(last_attempt(state)))
 
     # --- post-retrieval -------------------------------------------------------------------
-    def postprocess(self, state: LookupState) -> Update:
+    def postprocess(self, state: PostprocessInput) -> Update:
         """Rule rerank with reasons, evidence blocks, dedup by evidenceKey, per-document caps."""
         start = time.perf_counter()
         plan = state["plan"]
         weights = RerankWeights.from_overrides(self.settings.rerank_weights)
+        candidates = state.get("candidates") or []
         scored = rerank(
-            state.get("candidates") or [],
+            candidates,
             plan.search_text,
             plan.l0,
             weights=weights,
@@ -191,15 +221,19 @@ class LookupNodes:
             min_similarity=self.settings.min_evidence_similarity,
             l0_participated=not plan.l0.hints.empty,
         )
-        return {"selection": selection, "timings_ms": {"postprocess": ms_since(start)}}
+        return {
+            "selection": selection,
+            "nearest_sources": nearest_sources(candidates),
+            "timings_ms": {"postprocess": ms_since(start)},
+        }
 
-    def pack_context(self, state: LookupState) -> Update:
+    def pack_context(self, state: PackInput) -> Update:
         """Pack evidence into the agent's context within the budget."""
         selection = state.get("selection")
         blocks = selection.blocks if selection is not None else []
         return {"context_pack": pack_context(blocks, self.settings.context_budget_chars)}
 
-    def assemble_result(self, state: LookupState) -> Update:
+    def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""
         plan = state.get("plan")
         parts = LookupParts(
@@ -215,17 +249,24 @@ class LookupNodes:
         )
         result = assemble_result(parts, self.settings)
         details = build_retrieval_details(
-            result, plan, parts.selection, state.get("candidates") or []
+            result, plan, parts.selection, state.get("nearest_sources") or []
         )
-        return {"result": result, "retrieval_details": details, "error": result.error}
+        return {
+            "lookup_result": result,
+            "retrieval_details": details,
+            "retrieval_error": result.error,
+        }
 
-    def record_invocation(self, state: LookupState) -> Update:
-        """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup."""
+    def record_invocation(self, state: RecordInput) -> Update:
+        """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup.
+
+        The output is made here, as JSON (the result contract, the error).
+        """
         recorder = self.runtime.recorder
-        result = state["result"]
+        result = state["lookup_result"]
         started = state.get("started_at")
         latency = ms_since(started) if started is not None else None  # the whole lookup
-        error = state.get("error")
+        error = state.get("retrieval_error")
         status: dict[str, Any]
         timings = dict(result.retrieval_trace.timings_ms)
         if recorder is None or not self.settings.record_invocations:
@@ -251,4 +292,8 @@ class LookupNodes:
         trace = result.retrieval_trace.model_copy(
             update={"recording": status, "timings_ms": timings}
         )
-        return {"result": result.model_copy(update={"retrieval_trace": trace})}
+        final = result.model_copy(update={"retrieval_trace": trace})
+        return {
+            "result": final.to_json_dict(),
+            "error": error.to_json_dict() if error is not None else None,
+        }

@@ -15,7 +15,7 @@ Example:
     >>> from langchain_lookup_knowledge.settings import LookupSettings
     >>> plan = plan_query("pod keeps restarting", LookupSettings(retrieval_mode="dense"),
     ...                   vector=[0.1, 0.2])
-    >>> plan.first_attempt.name, plan.retrieval_mode, plan.request(None).k
+    >>> plan.first_attempt.name, plan.retrieval_mode, plan.request(None, [0.1, 0.2]).k
     ('unfiltered', 'dense', 15)
 """
 
@@ -69,19 +69,18 @@ class QueryPlan:
 
     Attributes:
         search_text: The cleaned question (what the embedder and BM25 read).
-        vector: The query vector (embedded once; empty when L1 does not run).
         retrieval_mode: ``dense`` | ``hybrid`` | ``sparse`` for this question.
         category_filter: The L0 domain the first attempt is filtered on, or ``None``.
         caller_filter: The authoritative filter every attempt keeps (tenant scope, call filter).
         first_attempt: The attempt to run first; ``None`` when L1 does not run.
         template: The search request of every attempt but its filter (k = the rerank pool,
-            fusion settings, the BM25 text with stopwords dropped on large collections).
+            fusion settings, the BM25 text with stopwords dropped on large collections), without
+            its vector.
         l0: The L0 match (hints, matched sources and the domains named in the question).
         notes: What the trace says about these decisions.
     """
 
     search_text: str
-    vector: Sequence[float]
     retrieval_mode: RetrievalMode
     category_filter: str | None
     caller_filter: str | None
@@ -95,9 +94,13 @@ class QueryPlan:
         """The retry without the L0 category filter (the caller's filter is kept)."""
         return AttemptSpec("unfiltered_retry", self.caller_filter)
 
-    def request(self, expr: str | None) -> SearchRequest:
-        """The L1 search request of this plan under the filter ``expr``."""
-        return replace(self.template, expr=expr)
+    def request(self, expr: str | None, vector: Sequence[float]) -> SearchRequest:
+        """The L1 search request of this plan under the filter ``expr``, for ``vector``.
+
+        The vector is not part of the plan (the graph keeps it in its own state key, read by
+        the retrieval nodes only, so traces and checkpoints do not repeat 384 floats).
+        """
+        return replace(self.template, expr=expr, query_vector=list(vector))
 
 
 def retrieval_mode_for(
@@ -193,7 +196,7 @@ def plan_query(
     template = SearchRequest.configured(
         settings,
         query_text=search_text,
-        query_vector=list(vector or ()),
+        query_vector=[],
         expr=None,
         k=settings.rerank_pool,
         retrieval_mode=mode,
@@ -201,7 +204,6 @@ def plan_query(
     )
     return QueryPlan(
         search_text=search_text,
-        vector=tuple(vector or ()),
         retrieval_mode=mode,
         category_filter=category if category_expr else None,
         caller_filter=caller,

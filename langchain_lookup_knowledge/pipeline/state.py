@@ -8,6 +8,8 @@ show), need it on Python < 3.12.
 from __future__ import annotations
 
 import operator
+from array import array
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
@@ -26,8 +28,27 @@ from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 from langchain_lookup_knowledge.store.filters import FilterValue
 
 PathName = Literal["vectorstore", "sdk"]
+
+
+def pack_vector(vector: Sequence[float]) -> bytes:
+    """The query vector as float32 bytes: what Milvus stores anyway, a quarter of the JSON.
+
+    Example:
+        >>> unpack_vector(pack_vector([0.5, -1.0]))
+        [0.5, -1.0]
+    """
+    return array("f", vector).tobytes()
+
+
+def unpack_vector(packed: bytes) -> list[float]:
+    """The query vector back from :func:`pack_vector`."""
+    return array("f", packed).tolist()
+
+
 RetrievalDetails = dict[str, Any]
 """The JSON document persisted as ``tool_invocation.retrieval_details`` (snake_case keys)."""
+ContractJson = dict[str, Any]
+"""A contract model as camelCase JSON (``model.to_json_dict()``; ``Model.model_validate`` back)."""
 
 
 class LookupInput(TypedDict):
@@ -38,11 +59,18 @@ class LookupInput(TypedDict):
 
 
 class LookupOutput(TypedDict):
-    """What the graph returns to a caller (and to a parent graph)."""
+    """What the graph returns to a caller (and to a parent graph): plain JSON only.
 
-    result: LookupResult
+    ``result`` is the camelCase result contract, the same JSON as the tool's artifact and the
+    CLI's ``--json`` (``LookupResult.model_validate(out["result"])`` gives the typed model);
+    ``error`` is ``None`` or ``{"kind": "configuration" | "transient", "message": ...}``
+    (``RetrievalError.model_validate``). Plain JSON keeps a checkpointed parent's state small
+    and loadable under strict msgpack.
+    """
+
+    result: ContractJson
     retrieval_details: RetrievalDetails
-    error: RetrievalError | None
+    error: ContractJson | None
 
 
 class LookupState(TypedDict, total=False):
@@ -51,6 +79,8 @@ class LookupState(TypedDict, total=False):
     query: str
     filters: dict[str, FilterValue] | None
     plan: QueryPlan
+    query_vector: bytes | None  # float32, read by the retrieval nodes only (see pack_vector)
+    nearest_sources: list[dict[str, Any]]
     attempts: Annotated[list[RetrievalAttempt], operator.add]
     candidates: Annotated[list[Candidate], operator.add]
     path_used: PathName | None
@@ -60,6 +90,63 @@ class LookupState(TypedDict, total=False):
     timings_ms: Annotated[dict[str, float], operator.or_]
     started_at: float  # perf_counter() at transform_query: whole-lookup latency
     sidecar: SidecarReport | None
-    result: LookupResult
+    lookup_result: LookupResult
+    retrieval_error: RetrievalError | None
     retrieval_details: RetrievalDetails
-    error: RetrievalError | None
+    result: ContractJson
+    error: ContractJson | None
+
+
+# What each node and router reads (its input schema): a node's traced input is these keys only.
+class RouteInput(TypedDict, total=False):
+    """What the routers read."""
+
+    plan: QueryPlan
+    attempts: list[RetrievalAttempt]
+
+
+class RetrieveInput(TypedDict, total=False):
+    """What the retrieval nodes read."""
+
+    plan: QueryPlan
+    query_vector: bytes | None
+    attempts: list[RetrievalAttempt]
+    path_used: PathName | None
+
+
+class PostprocessInput(TypedDict, total=False):
+    """What the rerank and evidence node reads."""
+
+    plan: QueryPlan
+    attempts: list[RetrievalAttempt]
+    candidates: list[Candidate]
+
+
+class PackInput(TypedDict, total=False):
+    """What the context packer reads."""
+
+    selection: EvidenceSelection
+
+
+class AssembleInput(TypedDict, total=False):
+    """What result assembly reads."""
+
+    query: str
+    plan: QueryPlan
+    attempts: list[RetrievalAttempt]
+    selection: EvidenceSelection
+    context_pack: ContextPack
+    fallback_reason: FallbackReason | None
+    path_used: PathName | None
+    timings_ms: dict[str, float]
+    sidecar: SidecarReport | None
+    nearest_sources: list[dict[str, Any]]
+
+
+class RecordInput(TypedDict, total=False):
+    """What the recording node reads."""
+
+    lookup_result: LookupResult
+    retrieval_details: RetrievalDetails
+    retrieval_error: RetrievalError | None
+    started_at: float
