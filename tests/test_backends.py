@@ -611,10 +611,8 @@ def test_l0_hints_stay_within_the_deployment_scope(tmp_path, real_embeddings):
 
     def hints(scope: dict | None) -> list[str]:
         scoped = settings.model_copy(update={"default_filter": scope})
-        result = build_lookup_graph(scoped, embeddings=real_embeddings).invoke({"query": question})[
-            "result"
-        ]
-        return result.l0_hints.matched_titles
+        out = build_lookup_graph(scoped, embeddings=real_embeddings).invoke({"query": question})
+        return LookupResult.model_validate(out["result"]).l0_hints.matched_titles
 
     assert set(hints(None)) == {"Kafka consumer lag", "Redis eviction storm"}
     assert hints({'metadata["tenant"]': "a"}) == ["Kafka consumer lag"]

@@ -314,3 +314,7 @@ def test_trace_has_a_run_per_node_the_retriever_documents_and_no_vector(
     assert set(postprocess.inputs) <= {"plan", "attempts", "candidates"}
     vector = real_embeddings.embed_query("redis memory eviction")
     assert not any(f"{vector[0]}" in text.decode() for text in sent)  # not 384 floats per run
+
+
+def test_the_graph_keeps_its_name() -> None:
+    assert build_lookup_graph(LookupSettings(record_invocations=False), name="kb").name == "kb"

@@ -138,13 +138,8 @@ def build_lookup_graph(
     builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
     # Each node reads only its input schema: its traced input is those keys, not the state.
     builder.add_node("transform_query", nodes.transform_query, input_schema=LookupInput)
-    for name in (
-        "retrieve_vectorstore",
-        "retrieve_sdk",
-        "retry_unfiltered",
-        "retry_unfiltered_sdk",
-    ):
-        builder.add_node(name, getattr(nodes, name), input_schema=RetrieveInput)
+    for retrieval in RETRIEVAL_NODES:
+        builder.add_node(retrieval, getattr(nodes, retrieval), input_schema=RetrieveInput)
     builder.add_node("postprocess", nodes.postprocess, input_schema=PostprocessInput)
     builder.add_node("pack_context", nodes.pack_context, input_schema=PackInput)
     builder.add_node("assemble_result", nodes.assemble_result, input_schema=AssembleInput)
