@@ -2,7 +2,8 @@
 and the real PostgreSQL / Milvus test servers of tests/servers.py (the 2.3 standalone server and
 ``milvus-lite server``).
 
-Fakes appear only where a test must force a ranking (``DirectionEmbeddings``, named as such).
+Fakes live in one module, tests/fakes.py, and appear only where a test must force a ranking or a
+failure (``DirectionEmbeddings``, ``FailingPath``, ..., each named as such).
 """
 
 from __future__ import annotations
