@@ -23,7 +23,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 .sub{color:#5b6475;margin:0 0 16px}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(130px,1fr));gap:10px}
 .card{background:#fff;border:1px solid #dde3ee;border-radius:8px;padding:10px 12px}
-.card b{display:block;font-size:22px}.card span{color:#5b6475;font-size:12px}
+.card b{display:block;font-size:20px;white-space:nowrap}.card span{color:#5b6475;font-size:12px}
 section{background:#fff;border:1px solid #dde3ee;border-radius:8px;padding:12px 16px;
 margin-top:14px}
 table{border-collapse:collapse;width:100%;font-size:13px}
@@ -40,6 +40,10 @@ code{font-size:12px}.muted{color:#5b6475}
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f} ms"
 
 
 def _num(value: Any) -> str:
@@ -71,8 +75,8 @@ def _cards(totals: dict[str, Any], gaps: dict[str, Any]) -> str:
         ("retried unfiltered", _pct(totals.get("retry_rate"))),
         ("path fallbacks", _num(totals.get("path_fallbacks"))),
         ("errors", _num(totals.get("errors"))),
-        ("latency p50", f"{_num(latency.get('p50'))} ms"),
-        ("latency p95", f"{_num(latency.get('p95'))} ms"),
+        ("latency p50", _ms(latency.get("p50"))),
+        ("latency p95", _ms(latency.get("p95"))),
     ]
     return (
         '<div class="cards">'

@@ -8,10 +8,11 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
-WIDTH, HEIGHT = 720, 220
+WIDTH, HEIGHT = 720, 190
 PAD_L, PAD_R, PAD_T, PAD_B = 64, 12, 12, 36
 PALETTE = ("#2f6fdf", "#7fb2ff", "#f2a93b", "#d9534f", "#5cb85c", "#8e6bd1")
 
@@ -20,6 +21,16 @@ def _fmt(value: float) -> str:
     if abs(value) >= 10 or abs(value - round(value)) < 1e-9:
         return f"{value:.0f}"
     return f"{value:.2f}"
+
+
+def _clip(text: str, width: int) -> str:
+    """``text`` cut to about ``width`` Latin characters (a CJK character is two)."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += 2 if ord(ch) > 0x2E80 else 1
+        if used > width:
+            return text[:i] + "…"
+    return text
 
 
 def _frame(name: str, label: str, body: str, height: int = HEIGHT) -> str:
@@ -70,6 +81,8 @@ def stacked_day_bars(
     """One bar per day, stacked by series (e.g. relevance high/medium/low/no evidence)."""
     totals = [sum(values[i] for values in series.values()) for i in range(len(days))]
     top: float = max(totals, default=0) or 1
+    if top >= 4:  # counts: whole-number ticks
+        top = float(math.ceil(top / 4) * 4)
     plot_h = HEIGHT - PAD_T - PAD_B
     slot = (WIDTH - PAD_L - PAD_R) / max(len(days), 1)
     bar_w = min(max(2.0, slot * 0.7), 48.0)
@@ -135,7 +148,7 @@ def ranked_bars(name: str, items: Sequence[tuple[str, float]], label: str = "") 
         y = 4 + i * row_h
         value = float(value)
         w = (WIDTH - label_w - 60) * value / top
-        text = item if len(item) <= 48 else item[:47] + "…"
+        text = _clip(item, 46)
         parts.append(
             f'<text class="label" x="{label_w - 6}" y="{y + 15}" text-anchor="end">'
             f"{escape(text)}</text>"
