@@ -30,6 +30,7 @@ def env(sample_kb_store, tmp_path, monkeypatch):
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_MILVUS_URI", str(sample_kb_store.milvus_uri))
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_COLLECTION", sample_kb_store.collection)
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_INVOCATION_DB_URL", url)
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RECORD_TIMEOUT_S", "30")  # a loaded machine
     return url
 
 

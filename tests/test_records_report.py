@@ -50,7 +50,8 @@ def recorded(request, kb_settings, real_embeddings, tmp_path_factory) -> object:
         engine = create_engine(url)
         metadata.drop_all(engine)
         engine.dispose()
-    settings = kb_settings.model_copy(update={"invocation_db_url": url})
+    # record_timeout_s: a loaded test machine must not time rows out
+    settings = kb_settings.model_copy(update={"invocation_db_url": url, "record_timeout_s": 30.0})
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
     for question in ["etcd is slow", *ANSWERED, *CAKE, *VAULT]:
         tool.invoke({"query": question})
@@ -155,7 +156,7 @@ def test_cjk_questions_are_grouped_by_terms_under_an_english_only_embedder(real_
 
 def test_tenant_report_shows_only_its_lookups(kb_settings, real_embeddings, tmp_path):
     url = f"sqlite:///{tmp_path / 'records.sqlite3'}"
-    base = kb_settings.model_copy(update={"invocation_db_url": url})
+    base = kb_settings.model_copy(update={"invocation_db_url": url, "record_timeout_s": 30.0})
     tenant = base.model_copy(update={"default_filter": {"category": "kubernetes"}})
     for settings, question in [
         (tenant, "pod keeps crashing and restarting"),
@@ -183,7 +184,9 @@ def test_report_says_what_it_cannot_show_without_question_text(
     kb_settings, real_embeddings, tmp_path, mode, method
 ):
     url = f"sqlite:///{tmp_path / 'records.sqlite3'}"
-    settings = kb_settings.model_copy(update={"invocation_db_url": url, "record_query_text": mode})
+    settings = kb_settings.model_copy(
+        update={"invocation_db_url": url, "record_query_text": mode, "record_timeout_s": 30.0}
+    )
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
     for question in VAULT:
         tool.invoke({"query": question})

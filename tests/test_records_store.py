@@ -12,7 +12,12 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from langchain_lookup_knowledge import SqlInvocationRecorder, create_lookup_knowledge_tool
-from langchain_lookup_knowledge.recording import metadata, tool_invocation, tool_invocation_source
+from langchain_lookup_knowledge.recording import (
+    metadata,
+    recorder_for,
+    tool_invocation,
+    tool_invocation_source,
+)
 from langchain_lookup_knowledge.records.privacy import query_hash
 from langchain_lookup_knowledge.records.retention import prune_records
 from langchain_lookup_knowledge.records.upgrade import backfill
@@ -40,10 +45,13 @@ def lookups(sample_kb_store, real_embeddings):
     """Run real lookups on the sample knowledge base, recorded into ``url``."""
 
     def run(url: str, *questions: str, **updates) -> None:
-        settings = sample_kb_store.model_copy(update={"invocation_db_url": url, **updates})
+        # A loaded test machine must not time rows out (record_timeout_s): read them all.
+        updates = {"invocation_db_url": url, "record_timeout_s": 30.0, **updates}
+        settings = sample_kb_store.model_copy(update=updates)
         tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
         for question in questions:
             tool.invoke({"query": question})
+        assert recorder_for(settings).flush(30.0) == 0
 
     return run
 
