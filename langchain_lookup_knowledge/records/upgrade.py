@@ -77,7 +77,6 @@ def backfill(engine: Engine, *, batch: int = BACKFILL_BATCH) -> int:
                     table.c.retrieval_details,
                 )
                 .where(table.c.record_version.is_(None))
-                .order_by(table.c.id)
                 .limit(batch)
             ).all()
             if not rows:
