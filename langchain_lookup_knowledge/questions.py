@@ -39,8 +39,8 @@ class Question:
     relevant: tuple[str, ...] = ()
     # Evaluation only: the line has "rel" (possibly [], a question the KB does not answer),
     # and its "kb" (the knowledge base it is asked of).
-    judged: bool = field(default=False, repr=False)
-    kb: str = field(default="", repr=False)
+    judged: bool = field(default=False, repr=False, compare=False)
+    kb: str = field(default="", repr=False, compare=False)
 
 
 @dataclass(frozen=True)

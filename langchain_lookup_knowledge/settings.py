@@ -81,6 +81,12 @@ _RULES = (
         explanation="medium_relevance must be below high_relevance",
     ),
     _Rule(
+        "high_confidence",
+        "medium_confidence",
+        holds=lambda high, medium: medium <= high,
+        explanation="medium_confidence must not exceed high_confidence",
+    ),
+    _Rule(
         "top_k",
         "candidate_k",
         holds=lambda top_k, candidate_k: candidate_k is None or candidate_k >= top_k,
@@ -148,6 +154,16 @@ def _describe(error: ValidationError, given: Mapping[str, object]) -> str:
         message = str(item["msg"]).removeprefix("Value error, ")
         problems.append(f"{field}={_shown(field, item.get('input'))}{origin}: {message}")
     return "LookupSettings: " + "; ".join(dict.fromkeys(problems))
+
+
+def _default_evidence_model(*, relevance: bool = False) -> dict[str, dict[str, float]]:
+    from langchain_lookup_knowledge.pipeline.decision import (
+        DEFAULT_EVIDENCE_MODEL,
+        DEFAULT_RELEVANCE_MODEL,
+    )
+
+    model = DEFAULT_RELEVANCE_MODEL if relevance else DEFAULT_EVIDENCE_MODEL
+    return {family: dict(weights) for family, weights in model.items()}
 
 
 class LookupSettings(BaseSettings):
@@ -306,8 +322,48 @@ class LookupSettings(BaseSettings):
         description="Candidates below this similarity are not evidence. Off-topic questions "
         "score <= 0.18 with the default embedder; relevant hits BM25 found can be as low as 0.21.",
     )
-    high_relevance: float = Field(default=0.62, ge=0, le=1, description="relevanceLevel high.")
-    medium_relevance: float = Field(default=0.45, ge=0, le=1, description="relevanceLevel medium.")
+    high_relevance: float = Field(
+        default=0.62,
+        ge=0,
+        le=1,
+        description="relevanceLevel high under evidence_decision=similarity (top similarity).",
+    )
+    medium_relevance: float = Field(
+        default=0.45,
+        ge=0,
+        le=1,
+        description="relevanceLevel medium under evidence_decision=similarity.",
+    )
+    evidence_decision: Literal["calibrated", "similarity"] = Field(
+        default="calibrated",
+        description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
+        "question sets (similarity, query-term coverage, hybrid agreement, L0 match, BM25 "
+        "score; evidence_model); similarity: any block above min_evidence_similarity is "
+        "evidence, relevanceLevel from high_relevance / medium_relevance.",
+    )
+    evidence_model: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: _default_evidence_model(),
+        description="Logistic weights of the calibrated decision per retrieval family (dense: "
+        "dense or hybrid retrieval; sparse: BM25 alone) and signal; fitted by "
+        "evals/fit_decision.py.",
+    )
+    relevance_model: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: _default_evidence_model(relevance=True),
+        description="Logistic weights of relevanceLevel under the calibrated decision: the "
+        "confidence that the first block answers the question (same families and signals).",
+    )
+    found_confidence: float = Field(
+        default=0.18,
+        ge=0,
+        le=1,
+        description="Calibrated decision: below this confidence the lookup answers found=false.",
+    )
+    high_confidence: float = Field(
+        default=0.775, ge=0, le=1, description="Calibrated decision: relevanceLevel high."
+    )
+    medium_confidence: float = Field(
+        default=0.19, ge=0, le=1, description="Calibrated decision: relevanceLevel medium."
+    )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(
         default=True,
@@ -411,6 +467,16 @@ class LookupSettings(BaseSettings):
     def _accept_spring_ai_alias(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().lower() in {"spring-ai", "spring_ai"}:
             return "vectorstore"
+        return value
+
+    @field_validator("evidence_model", "relevance_model")
+    @classmethod
+    def _evidence_model_is_known(
+        cls, value: dict[str, dict[str, float]]
+    ) -> dict[str, dict[str, float]]:
+        from langchain_lookup_knowledge.pipeline.decision import validate_evidence_model
+
+        validate_evidence_model(value)  # names the unknown family / signal or the bad weight
         return value
 
     @field_validator("rerank_weights")

@@ -199,9 +199,12 @@ def run_beir(
     timings["pipeline_ingest_s"] = round(time.perf_counter() - start, 2)
     cached = report.chunks_written == 0
 
-    top = eval_settings(base, top_k=10, per_document_cap=1)
+    # BEIR measures ranking: every judged query is answerable, so the evidence decision (which
+    # eval queries measures with out-of-scope questions) does not withhold rankings here.
+    ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity"}
+    top = eval_settings(base, top_k=10, **ranking_only)
     deep = eval_settings(
-        base, top_k=DEEP_K, per_document_cap=1, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES)
+        base, top_k=DEEP_K, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES), **ranking_only
     )
     graph = build_lookup_graph(top, embeddings=embedder)
     first = run_pipeline(graph, data.queries, desc="pipeline", progress=progress)

@@ -42,9 +42,10 @@ from langchain_lookup_knowledge.core.models import (
     SidecarReport,
 )
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
+from langchain_lookup_knowledge.pipeline.decision import decide_evidence
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.plan import QueryPlan
-from langchain_lookup_knowledge.pipeline.relevance import completeness_hint, relevance_level
+from langchain_lookup_knowledge.pipeline.relevance import completeness_hint
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
@@ -104,6 +105,11 @@ def _message(found: bool, count: int, error: RetrievalError | None) -> str:
     return f"Found {count} evidence blocks." if found else NO_EVIDENCE_MESSAGE
 
 
+def trace_query(parts: LookupParts) -> str:
+    """The question as searched (cleaned, truncated), else as asked."""
+    return parts.plan.search_text if parts.plan is not None else parts.query
+
+
 def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResult:
     """The evidence-first result contract of one lookup (its ``error`` decided here)."""
     selection = parts.selection or EvidenceSelection()
@@ -124,14 +130,18 @@ def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResul
         notes=list(plan.notes) if plan is not None else [],
         sidecar=parts.sidecar,
     )
-    top = max((b.score_label.similarity for b in blocks if b.score_label), default=None)
-    level = relevance_level(top, high=settings.high_relevance, medium=settings.medium_relevance)
-    found = bool(blocks)
+    decision = decide_evidence(blocks, trace_query(parts), settings)
+    found, level = decision.found, decision.level
+    if decision.note:
+        trace.notes.append(decision.note)
+    pack = parts.context_pack
+    if blocks and not found:  # weak matches are not evidence: none reaches the agent
+        blocks, pack = [], pack_context([], 0)
+        trace = trace.model_copy(update={"final_count": 0})
     status: EvidenceStatus = "evidence" if found else "no_evidence"
     layer: RetrievalLayer | None = None
     if found:
         layer = "L0+L1" if any(b.retrieval_layer == "L0+L1" for b in blocks) else "L1"
-    pack = parts.context_pack
     return LookupResult(
         query=plan.search_text if plan is not None else parts.query,
         found=found,

@@ -22,16 +22,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams, fold, word_key_set
-from langchain_lookup_knowledge.pipeline.models import EvidenceBlock
+from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
 from langchain_lookup_knowledge.pipeline.rerank import query_terms
+
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
     "DEFAULT_EVIDENCE_MODEL",
+    "DEFAULT_RELEVANCE_MODEL",
     "FEATURES",
+    "EvidenceDecision",
     "EvidenceSignals",
     "confidence",
+    "decide_evidence",
     "evidence_signals",
     "validate_evidence_model",
 ]
@@ -42,11 +49,19 @@ FEATURES = ("similarity", "coverage", "title_overlap", "agreement", "l0_match", 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
 _AGREEMENT_TOP = 3
 
-# Fitted by evals/fit_decision.py on the dev splits (see the README's evidence-decision table).
+# Fitted by evals/fit_decision.py on the dev splits of runbooks-en, runbooks-zh and APISIX en
+# with their out-of-scope questions (191 questions; see the README's evidence-decision figures).
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
-    "dense": {"bias": -9.0, "similarity": 14.0, "coverage": 2.0, "agreement": 1.0},
-    "sparse": {"bias": -4.0, "coverage": 5.0, "bm25_per_term": 0.5},
+    "dense": {"bias": -5.696, "similarity": 2.79, "coverage": 2.617, "agreement": 3.8},
+    "sparse": {"bias": -5.732, "coverage": 4.227, "bm25_per_term": 6.522},
 }
+"""Found model: the confidence that the question is one the knowledge base answers."""
+
+DEFAULT_RELEVANCE_MODEL: dict[str, dict[str, float]] = {
+    "dense": {"bias": -8.117, "similarity": 1.187, "coverage": 3.865, "agreement": 6.286},
+    "sparse": {"bias": -3.248, "bm25_per_term": 2.755},
+}
+"""Relevance model: the confidence that the first block is a relevant document."""
 
 
 @dataclass(frozen=True)
@@ -168,3 +183,59 @@ def confidence(signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]
         z += float(weights.get(name, 0.0)) * float(getattr(signals, name))
     z = max(-60.0, min(60.0, z))
     return 1.0 / (1.0 + math.exp(-z))
+
+
+@dataclass(frozen=True)
+class EvidenceDecision:
+    """What the decision concluded, and from what (for the trace)."""
+
+    found: bool
+    level: RelevanceLevel
+    confidence: float | None
+    signals: EvidenceSignals | None
+    note: str = ""
+
+
+def decide_evidence(
+    blocks: Sequence[EvidenceBlock], query: str, settings: LookupSettings
+) -> EvidenceDecision:
+    """``found`` and ``relevanceLevel`` of the blocks, by ``settings.evidence_decision``.
+
+    ``similarity``: any block is evidence; the level maps the top similarity through
+    ``high_relevance`` / ``medium_relevance``. ``calibrated``: the model's confidence against
+    ``found_confidence``, ``high_confidence`` and ``medium_confidence``.
+
+    Example:
+        >>> from langchain_lookup_knowledge.settings import LookupSettings
+        >>> decide_evidence([], "disk full", LookupSettings()).found
+        False
+    """
+    from langchain_lookup_knowledge.pipeline.relevance import relevance_level
+
+    signals = evidence_signals(blocks, query)
+    if signals is None:
+        return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
+    if settings.evidence_decision == "similarity":
+        by_similarity = relevance_level(
+            signals.similarity, high=settings.high_relevance, medium=settings.medium_relevance
+        )
+        return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=signals)
+    value = confidence(signals, settings.evidence_model)
+    found = value >= settings.found_confidence
+    relevant = confidence(signals, settings.relevance_model)
+    if relevant >= settings.high_confidence:
+        level: RelevanceLevel = "high"
+    elif relevant >= settings.medium_confidence:
+        level = "medium"
+    else:
+        level = "low"
+    shown = ", ".join(f"{k}={v}" for k, v in signals.as_dict().items() if k != "family")
+    note = (
+        f"evidence decision ({signals.family}): confidence {value:.3f} "
+        + (">=" if found else "<")
+        + f" found_confidence {settings.found_confidence:g}; relevance {relevant:.3f} "
+        f"({shown})"
+    )
+    return EvidenceDecision(
+        found=found, level=level if found else "low", confidence=value, signals=signals, note=note
+    )

@@ -91,10 +91,13 @@ def _layer(reasons: Sequence[HitReason], l0_participated: bool) -> RetrievalLaye
 
 
 def _has_lexical_support(best: ScoredCandidate, reasons: Sequence[HitReason]) -> bool:
-    """A BM25-only hit must contain a significant term of the question; others pass."""
+    """A BM25-only hit must contain a significant term of the question; others pass (read
+    from the rerank's term count, so a zero coverage boost does not empty the result)."""
     if best.candidate.score_label.kind != "sparse":
         return True
-    return any(r.kind == COVERAGE_REASON and r.contribution > 0 for r in reasons)
+    return best.terms_found > 0 or any(
+        r.kind == COVERAGE_REASON and r.contribution > 0 for r in reasons
+    )
 
 
 def build_evidence_blocks(

@@ -108,6 +108,7 @@ class ScoredCandidate:
     base: float
     final: float
     reasons: list[HitReason] = field(default_factory=list)
+    terms_found: int = 0  # the question's significant terms in the candidate, whatever the boost
 
     @property
     def evidence_key(self) -> str:
@@ -240,7 +241,9 @@ def _score_one(
         boost("first_chunk", "first chunk of its document", weights.first_chunk)
 
     final = base + sum(r.contribution for r in reasons[1:])
-    return ScoredCandidate(candidate=candidate, base=base, final=final, reasons=reasons)
+    return ScoredCandidate(
+        candidate=candidate, base=base, final=final, reasons=reasons, terms_found=len(covered)
+    )
 
 
 def rerank(

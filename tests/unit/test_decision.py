@@ -1,0 +1,96 @@
+"""The calibrated evidence decision: signals read from blocks, confidence, thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.pipeline.decision import (
+    EvidenceSignals,
+    confidence,
+    decide_evidence,
+    evidence_signals,
+)
+from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, HitReason, ScoreLabel
+from langchain_lookup_knowledge.settings import LookupSettings
+
+
+def block(
+    similarity: float,
+    *,
+    kind: str = "hybrid",
+    rank_score: float | None = 1.0,
+    title: str = "Node disk full",
+    content: str = "The node disk is full.",
+    raw: float = 0.1,
+    reasons: tuple[str, ...] = (),
+) -> EvidenceBlock:
+    label = ScoreLabel(
+        path="sdk",
+        metric="RRF",
+        raw=raw,
+        similarity=similarity,
+        formula="",
+        kind=kind,
+        rank_score=rank_score,
+    )
+    return EvidenceBlock(
+        evidence_key="a.md#0",
+        source="a.md",
+        title=title,
+        content=content,
+        score_label=label,
+        hit_reasons=[HitReason(kind=k, detail="") for k in reasons],
+    )
+
+
+def test_signals_come_from_the_first_block_and_the_question():
+    signals = evidence_signals(
+        [block(0.5, reasons=("l0_title",)), block(0.7, rank_score=0.4)], "node disk full"
+    )
+    assert signals is not None
+    assert signals.family == "dense"
+    assert signals.similarity == 0.7  # the best of the blocks
+    assert signals.agreement == 1.0  # the first block: first in both hybrid lists
+    assert (signals.coverage, signals.l0_match) == (1.0, 1.0)
+    sparse = evidence_signals(
+        [block(0.1, kind="sparse", raw=-6.0, content="磁盘满了")], "节点磁盘满了"
+    )
+    assert sparse is not None
+    assert sparse.family == "sparse"
+    assert sparse.bm25_per_term == pytest.approx(6.0 / sparse.terms)
+    assert sparse.agreement == 0.0
+    assert evidence_signals([], "anything") is None
+
+
+def test_confidence_grows_with_each_positive_signal():
+    model = LookupSettings().evidence_model
+    low = EvidenceSignals(family="dense", similarity=0.3, coverage=0.1, agreement=0.6)
+    for better in (
+        EvidenceSignals(family="dense", similarity=0.7, coverage=0.1, agreement=0.6),
+        EvidenceSignals(family="dense", similarity=0.3, coverage=0.8, agreement=0.6),
+    ):
+        assert confidence(better, model) > confidence(low, model)
+    assert 0.0 < confidence(low, model) < 1.0
+
+
+def test_calibrated_and_similarity_decisions_differ_on_a_weak_match():
+    weak = [block(0.25, rank_score=0.5, title="Pod pending", content="Pods wait for a node.")]
+    query = "chocolate cake recipe with cream"
+    calibrated = decide_evidence(weak, query, LookupSettings())
+    assert calibrated.found is False
+    assert calibrated.confidence is not None
+    assert "confidence" in calibrated.note
+    legacy = decide_evidence(weak, query, LookupSettings(evidence_decision="similarity"))
+    assert legacy.found is True  # above min_evidence_similarity: evidence, by the old rule
+    assert legacy.level == "low"
+    strong = decide_evidence([block(0.8)], "node disk full", LookupSettings())
+    assert strong.found is True
+    assert strong.level == "high"
+
+
+def test_a_bad_evidence_model_is_named():
+    with pytest.raises(ConfigurationError, match="simlarity"):
+        LookupSettings(evidence_model={"dense": {"bias": 0.0, "simlarity": 1.0}})
+    with pytest.raises(ConfigurationError, match="medium_confidence"):
+        LookupSettings(medium_confidence=0.9, high_confidence=0.5)
