@@ -455,51 +455,6 @@ def test_sidecar_is_off_by_default(sample, real_embeddings):
     assert run(sample, real_embeddings, CRASH_QUERY).retrieval_trace.sidecar is None
 
 
-@pytest.mark.parametrize(("mode", "side"), [("vectorstore", "sdk"), ("sdk", "vectorstore")])
-def test_sidecar_compares_the_other_path(sample, real_embeddings, mode, side):
-    settings = sample.model_copy(update={"mode": mode, "sidecar_enabled": True})
-    result = run(settings, real_embeddings, POOL_QUERY)
-    report = result.retrieval_trace.sidecar
-    assert (report.status, report.path, report.k) == ("ok", side, settings.top_k)
-    assert report.overlap_at_k == 1.0  # same collection, same vector: same hits
-    assert [d["mainRank"] for d in report.rank_differences] == [
-        d["sidecarRank"] for d in report.rank_differences
-    ]
-    first = report.results[0]
-    assert {
-        "source",
-        "evidenceKey",
-        "title",
-        "breadcrumb",
-        "category",
-        "rank",
-        "contentPreview",
-        "scoreLabel",
-        "scoreValue",
-        "similarity",
-    } <= first.keys()
-    assert first["scoreLabel"].startswith(f"{side}:")
-    assert result.retrieval_trace.path_used == mode
-
-
-def test_failing_sidecar_leaves_the_main_result_identical(sample, real_embeddings):
-    plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, POOL_QUERY)
-    with_sidecar = run(
-        sample.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True}),
-        real_embeddings,
-        POOL_QUERY,
-        factories={"sdk": lambda: FailingPath("sdk", "injected: sidecar down")},
-    )
-    report = with_sidecar.retrieval_trace.sidecar
-    assert report.status == "error"
-    assert "injected: sidecar down" in report.error
-    assert scored(with_sidecar) == scored(plain)
-    assert with_sidecar.context_pack.text == plain.context_pack.text
-    assert [(a.name, a.path, a.status) for a in with_sidecar.retrieval_trace.attempts] == [
-        (a.name, a.path, a.status) for a in plain.retrieval_trace.attempts
-    ]
-
-
 def test_hanging_sidecar_times_out_and_never_blocks_the_main_path(sample, real_embeddings):
     plain = run(sample.model_copy(update={"mode": "vectorstore"}), real_embeddings, CRASH_QUERY)
     factory = BlockingPathFactory()
@@ -576,22 +531,6 @@ def test_compare_command_is_registered_and_prints_json(sample, capsys):
         r["evidenceKey"] for r in out["sdk"]["results"]
     ]
     assert out["sdk"]["results"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"
-
-
-@pytest.mark.parametrize(
-    ("top_k", "candidate_k", "fetched"), [(5, None, 15), (2, None, 6), (5, 8, 8)]
-)
-def test_a_lookup_fetches_its_rerank_pool(sample, real_embeddings, top_k, candidate_k, fetched):
-    settings = sample.model_copy(update={"top_k": top_k, "candidate_k": candidate_k})
-    result = LookupResult.model_validate(
-        build_lookup_graph(settings, embeddings=real_embeddings).invoke(
-            {"query": "how do I troubleshoot a slow service"}
-        )["result"]
-    )
-    attempts = result.retrieval_trace.attempts
-    assert attempts
-    assert all(a.candidates == fetched for a in attempts)
-    assert len(result.evidence_blocks) <= top_k
 
 
 def test_l0_hints_stay_within_the_deployment_scope(tmp_path, real_embeddings):
@@ -991,11 +930,6 @@ class BackendContract:
             [r["similarity"] for r in sdk], abs=1e-5
         )
 
-    def test_sidecar_compares_the_other_path(self, backend_kb, real_embeddings):
-        settings = backend_kb.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True})
-        sidecar = run(settings, real_embeddings, CRASH_QUERY).retrieval_trace.sidecar
-        assert (sidecar.status, sidecar.path, sidecar.overlap_at_k) == ("ok", "sdk", 1.0)
-
     # --- caller filters -----------------------------------------------------------------------
     @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
     @pytest.mark.parametrize("field", ["category", 'metadata["category"]'])
@@ -1213,6 +1147,69 @@ class BackendContract:
             assert label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
         ranks = [c.score_label.raw for c in hybrid]
         assert ranks == sorted(ranks, reverse=True)
+
+    # --- the sidecar and the rerank pool ----------------------------------------------------
+    @pytest.mark.parametrize(("mode", "side"), [("vectorstore", "sdk"), ("sdk", "vectorstore")])
+    def test_sidecar_compares_the_other_path(self, backend_kb, real_embeddings, mode, side):
+        settings = backend_kb.model_copy(update={"mode": mode, "sidecar_enabled": True})
+        result = run(settings, real_embeddings, POOL_QUERY)
+        report = result.retrieval_trace.sidecar
+        assert (report.status, report.path, report.k) == ("ok", side, settings.top_k)
+        assert report.overlap_at_k == 1.0  # same collection, same vector: same hits
+        assert [d["mainRank"] for d in report.rank_differences] == [
+            d["sidecarRank"] for d in report.rank_differences
+        ]
+        first = report.results[0]
+        assert {
+            "source",
+            "evidenceKey",
+            "title",
+            "breadcrumb",
+            "category",
+            "rank",
+            "contentPreview",
+            "scoreLabel",
+            "scoreValue",
+            "similarity",
+        } <= first.keys()
+        assert first["scoreLabel"].startswith(f"{side}:")
+        assert result.retrieval_trace.path_used == mode
+
+    def test_failing_sidecar_leaves_the_main_result_identical(self, backend_kb, real_embeddings):
+        plain = run(
+            backend_kb.model_copy(update={"mode": "vectorstore"}), real_embeddings, POOL_QUERY
+        )
+        with_sidecar = run(
+            backend_kb.model_copy(update={"mode": "vectorstore", "sidecar_enabled": True}),
+            real_embeddings,
+            POOL_QUERY,
+            factories={"sdk": lambda: FailingPath("sdk", "injected: sidecar down")},
+        )
+        report = with_sidecar.retrieval_trace.sidecar
+        assert report.status == "error"
+        assert "injected: sidecar down" in report.error
+        assert scored(with_sidecar) == scored(plain)
+        assert with_sidecar.context_pack.text == plain.context_pack.text
+        assert [(a.name, a.path, a.status) for a in with_sidecar.retrieval_trace.attempts] == [
+            (a.name, a.path, a.status) for a in plain.retrieval_trace.attempts
+        ]
+
+    @pytest.mark.parametrize(
+        ("top_k", "candidate_k", "fetched"), [(5, None, 15), (2, None, 6), (5, 8, 8)]
+    )
+    def test_a_lookup_fetches_its_rerank_pool(
+        self, backend_kb, real_embeddings, top_k, candidate_k, fetched
+    ):
+        settings = backend_kb.model_copy(update={"top_k": top_k, "candidate_k": candidate_k})
+        result = LookupResult.model_validate(
+            build_lookup_graph(settings, embeddings=real_embeddings).invoke(
+                {"query": "how do I troubleshoot a slow service"}
+            )["result"]
+        )
+        attempts = result.retrieval_trace.attempts
+        assert attempts
+        assert all(a.candidates == fetched for a in attempts)
+        assert len(result.evidence_blocks) <= top_k
 
     # --- caller filters survive retries and fallbacks -----------------------------------------
     def test_tenant_store_mixes_both_tenants_without_a_filter(self, tenant_store, real_embeddings):
