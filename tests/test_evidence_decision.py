@@ -1,0 +1,79 @@
+"""The calibrated evidence decision end to end on the sample knowledge base (real Milvus Lite,
+the real embedder): an off-topic question gets no block and says why; a runbook question keeps
+its evidence; the previous rule (``evidence_decision=similarity``) stays available."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def lookup(settings, embeddings, query: str, **overrides):
+    graph = build_lookup_graph(
+        settings.model_copy(update={"record_invocations": False, **overrides}),
+        embeddings=embeddings,
+    )
+    return LookupResult.model_validate(graph.invoke({"query": query})["result"])
+
+
+def test_an_off_topic_question_gets_no_evidence(sample_kb_store, real_embeddings):
+    result = lookup(sample_kb_store, real_embeddings, "how do I file my annual tax return online")
+    assert result.found is False
+    assert result.evidence_status == "no_evidence"
+    assert result.evidence_blocks == []
+
+
+def test_a_rejected_lookup_hands_out_no_block_and_says_why(sample_kb_store, real_embeddings):
+    # the same retrieval, a confidence bar no lookup clears: the decision alone says no
+    query = "postgres read replica lag keeps growing"
+    result = lookup(sample_kb_store, real_embeddings, query, found_confidence=0.999)
+    assert result.found is False
+    assert result.evidence_status == "no_evidence"
+    assert result.evidence_blocks == []
+    assert result.context_pack.text == ""
+    assert result.relevance_level == "low"
+    assert result.retrieval_trace.final_count == 0
+    assert any("< found_confidence 0.999" in n for n in result.retrieval_trace.notes)
+
+
+def test_a_runbook_question_keeps_its_evidence(sample_kb_store, real_embeddings):
+    result = lookup(sample_kb_store, real_embeddings, "postgres read replica lag keeps growing")
+    assert result.found is True
+    assert result.evidence_blocks[0].source == "databases/postgresql-replication-lag.md"
+    assert result.relevance_level in {"high", "medium"}
+    assert any(">= found_confidence" in n for n in result.retrieval_trace.notes)
+
+
+def test_the_similarity_rule_is_still_a_setting(sample_kb_store, real_embeddings):
+    query = "postgres read replica lag keeps growing"
+    legacy = lookup(
+        sample_kb_store,
+        real_embeddings,
+        query,
+        evidence_decision="similarity",
+        found_confidence=0.999,  # not read by the previous rule
+    )
+    assert legacy.found is True
+    assert legacy.evidence_blocks
+    assert not any("evidence decision" in n for n in legacy.retrieval_trace.notes)
+
+
+def test_the_fit_script_refuses_a_held_out_report(tmp_path: Path):
+    report = {"file": "evals/x_test.jsonl", "blind": True, "signals": []}
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "evals" / "fit_decision.py"), str(saved)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "held-out" in done.stderr
