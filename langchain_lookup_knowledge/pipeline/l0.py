@@ -32,7 +32,7 @@ from __future__ import annotations
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from langchain_lookup_knowledge.core.models import L0Hints
 from langchain_lookup_knowledge.core.text import (
@@ -52,6 +52,7 @@ from langchain_lookup_knowledge.core.text import (
     word_keys,
 )
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.pipeline.l0_match import KINDS, L0Match, single_domain
 
 __all__ = [
     "CJK_STOP_CHARS",
@@ -66,8 +67,6 @@ __all__ = [
     "word_keys",
 ]
 
-KINDS: tuple[str, ...] = ("title", "keyword", "alias", "entity", "category")
-"""Kinds of L0 match, in the order they are reported."""
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
@@ -111,31 +110,6 @@ class _TitleRule:
         return all(g.satisfied(query_words) for g in self.words) and all(
             run in compact_query for run in self.cjk_runs
         )
-
-
-@dataclass(frozen=True)
-class L0Match:
-    """What L0 found for one query.
-
-    Attributes:
-        hints: The structured hint data for the result contract and the trace.
-        matched: ``source -> [(kind, term), ...]`` for every matched document; kind is one of
-            :data:`KINDS`. A ``("category", c)`` pair is added to a matched document when its
-            category was also named in the query; a category named alone adds a domain, not
-            sources.
-        named_domains: Categories named directly in the query (a subset of ``hints.domains``).
-    """
-
-    hints: L0Hints = field(default_factory=L0Hints)
-    matched: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    named_domains: tuple[str, ...] = ()
-
-    def kinds_for(self, source: str) -> dict[str, list[str]]:
-        """``kind -> [terms]`` that matched ``source`` (empty when L0 did not match it)."""
-        kinds: dict[str, list[str]] = {}
-        for kind, term in self.matched.get(source, ()):
-            kinds.setdefault(kind, []).append(term)
-        return kinds
 
 
 class L0Matcher:
@@ -329,16 +303,3 @@ class L0Matcher:
             matched_sources=list(by_source),
         )
         return L0Match(hints=hints, matched=by_source, named_domains=tuple(sorted(named)))
-
-
-def single_domain(hints: L0Hints) -> str | None:
-    """The domain to filter L1 on: the only nonblank domain, else ``None`` (0 or 2+ domains).
-
-    Example:
-        >>> single_domain(L0Hints(domains=["kubernetes"]))
-        'kubernetes'
-        >>> single_domain(L0Hints(domains=["kubernetes", "storage"])) is None
-        True
-    """
-    domains = {d for d in hints.domains if d.strip()}
-    return domains.pop() if len(domains) == 1 else None
