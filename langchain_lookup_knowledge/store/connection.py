@@ -111,6 +111,32 @@ def _not_writable(path: Path) -> str | None:
         return exc.strerror or str(exc)
 
 
+def _served_by_this_process(path: Path) -> bool:
+    """Whether this process already runs the embedded Milvus Lite server for ``path`` (whose
+    database lock is then ours)."""
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:  # pragma: no cover - milvus-lite is a dependency
+        return False
+    servers = getattr(server_manager_instance, "_servers", {})
+    return os.path.abspath(path) in servers
+
+
+def _new_client(settings: LookupSettings) -> MilvusClient:
+    try:
+        return MilvusClient(**connection_args(settings))
+    except Exception:
+        if not settings.is_milvus_lite or not _served_by_this_process(
+            Path(settings.resolved_milvus_uri).expanduser()
+        ):
+            raise
+        # The in-process Milvus Lite gRPC server answers an idle channel's keepalive pings with
+        # GOAWAY (too_many_pings); the shared connection then fails its first call once. A
+        # second client gets a fresh channel.
+        logger.debug("Milvus Lite client open failed once; retrying", exc_info=True)
+        return MilvusClient(**connection_args(settings))
+
+
 def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
     uri = settings.resolved_milvus_uri
     if settings.is_milvus_lite:
@@ -127,6 +153,9 @@ def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
                 f"Milvus Lite database {path} is not writable ({unwritable}); Milvus Lite "
                 "writes to its folder even to search: use a writable copy or folder"
             )
+        if _served_by_this_process(path):
+            # The lock is our own embedded server's: another process is not the cause.
+            return f"the embedded Milvus Lite server for {path} did not answer: {_short(exc)}"
         if path.is_dir() and _lite_lock_holder(path):
             return (
                 f"Milvus Lite database {path} is locked by another process "
@@ -169,7 +198,7 @@ def open_client(settings: LookupSettings) -> MilvusClient:
         if settings.is_milvus_lite:
             _check_lite_path(settings.resolved_milvus_uri)
         try:
-            client = MilvusClient(**connection_args(settings))
+            client = _new_client(settings)
         except Exception as exc:
             message = _describe_open_failure(settings, exc)
             if settings.is_milvus_lite:  # a local path: no credentials in the cause
