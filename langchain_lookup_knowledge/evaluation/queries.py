@@ -201,6 +201,7 @@ def bare_chunks(
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files
 
     splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    kb = kb.resolve()  # the loader lists resolved paths (a relative --kb must match them)
     docs: list[Document] = []
     ids: list[str] = []
     for path in iter_markdown_files(kb):
