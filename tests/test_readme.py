@@ -43,7 +43,10 @@ def readme_commands() -> list[list[str]]:
     for block in code_blocks("bash"):
         for line in block.replace("\\\n", " ").splitlines():
             if line.startswith("lookup-knowledge "):
-                commands.append(shlex.split(line, comments=True)[1:])
+                argv = shlex.split(line, comments=True)[1:]
+                for shell in (">", "|", "&&"):  # the shell's part of the line, not the command's
+                    argv = argv[: argv.index(shell)] if shell in argv else argv
+                commands.append(argv)
     return commands
 
 
@@ -51,6 +54,8 @@ def why_not_run(argv: list[str]) -> str | None:
     text = " ".join(argv)
     if "../shared" in text:
         return "needs ../shared/data (the public data sets; parsed only)"
+    if "/tmp/fig/" in text:
+        return "a step of reproducing a figure on ../shared/data (parsed only)"
     if "/srv/" in text:
         return "a production server's folder (parsed only)"
     if "$" in text:
