@@ -335,7 +335,9 @@ class LookupSettings(BaseSettings):
         description="relevanceLevel medium under evidence_decision=similarity.",
     )
     evidence_decision: Literal["calibrated", "similarity"] = Field(
-        default="calibrated",
+        # Opt-in: fitted on hybrid lookups, it rejects right answers of dense-only collections
+        # (a Milvus server before 2.5, an existing collection without BM25).
+        default="similarity",
         description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
         "question sets (similarity, query-term coverage, hybrid agreement, L0 match, BM25 "
         "score; evidence_model); similarity: any block above min_evidence_similarity is "

@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def lookup(settings, embeddings, query: str, **overrides):
     graph = build_lookup_graph(
-        settings.model_copy(update={"record_invocations": False, **overrides}),
+        settings.model_copy(
+            update={"record_invocations": False, "evidence_decision": "calibrated", **overrides}
+        ),
         embeddings=embeddings,
     )
     return LookupResult.model_validate(graph.invoke({"query": query})["result"])

@@ -77,14 +77,16 @@ def test_confidence_grows_with_each_positive_signal():
 def test_calibrated_and_similarity_decisions_differ_on_a_weak_match():
     weak = [block(0.25, rank_score=0.5, title="Pod pending", content="Pods wait for a node.")]
     query = "chocolate cake recipe with cream"
-    calibrated = decide_evidence(weak, query, LookupSettings())
+    calibrated = decide_evidence(weak, query, LookupSettings(evidence_decision="calibrated"))
     assert calibrated.found is False
     assert calibrated.confidence is not None
     assert "confidence" in calibrated.note
     legacy = decide_evidence(weak, query, LookupSettings(evidence_decision="similarity"))
     assert legacy.found is True  # above min_evidence_similarity: evidence, by the old rule
     assert legacy.level == "low"
-    strong = decide_evidence([block(0.8)], "node disk full", LookupSettings())
+    strong = decide_evidence(
+        [block(0.8)], "node disk full", LookupSettings(evidence_decision="calibrated")
+    )
     assert strong.found is True
     assert strong.level == "high"
 
