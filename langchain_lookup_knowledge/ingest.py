@@ -19,7 +19,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -265,17 +266,18 @@ def ingest_folder(
     for skipped in report.skipped:
         logger.info("skipped %s: %s", skipped.source, skipped.reason)
     present = {d.source for d in docs} | {s.source for s in report.skipped}
-    return _ingest(
-        docs,
-        settings,
-        report,
-        started,
-        embeddings=embeddings,
-        show_progress=show_progress,
-        on_progress=on_progress,
-        on_chunk_progress=on_chunk_progress,
-        scope=_FolderScope(str(root), namespace, present, prune),
-    )
+    with _disk_full_reported(settings, report):
+        return _ingest(
+            docs,
+            settings,
+            report,
+            started,
+            embeddings=embeddings,
+            show_progress=show_progress,
+            on_progress=on_progress,
+            on_chunk_progress=on_chunk_progress,
+            scope=_FolderScope(str(root), namespace, present, prune),
+        )
 
 
 def ingest_documents(
@@ -295,17 +297,18 @@ def ingest_documents(
     settings = settings or LookupSettings()
     started = time.perf_counter()
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
-    return _ingest(
-        docs,
-        settings,
-        report,
-        started,
-        embeddings=embeddings,
-        show_progress=show_progress,
-        on_progress=on_progress,
-        on_chunk_progress=on_chunk_progress,
-        scope=None,
-    )
+    with _disk_full_reported(settings, report):
+        return _ingest(
+            docs,
+            settings,
+            report,
+            started,
+            embeddings=embeddings,
+            show_progress=show_progress,
+            on_progress=on_progress,
+            on_chunk_progress=on_chunk_progress,
+            scope=None,
+        )
 
 
 @dataclass(frozen=True)
@@ -343,31 +346,11 @@ def _check_one_root(
         raise ConfigurationError(msg)
 
 
-def _ingest(
-    docs: Sequence[KnowledgeDocument],
-    settings: LookupSettings,
-    report: IngestReport,
-    started: float,
-    *,
-    embeddings: Embeddings | None,
-    show_progress: bool | None,
-    on_progress: ProgressCallback | None,
-    on_chunk_progress: ChunkProgressCallback | None,
-    scope: _FolderScope | None,
-) -> IngestReport:
-    """The write path shared by folders and in-memory documents."""
+@contextmanager
+def _disk_full_reported(settings: LookupSettings, report: IngestReport) -> Iterator[None]:
+    """Turn running out of disk space during a write into one clear StoreUnavailableError."""
     try:
-        return _ingest_unguarded(
-            docs,
-            settings,
-            report,
-            started,
-            embeddings=embeddings,
-            show_progress=show_progress,
-            on_progress=on_progress,
-            on_chunk_progress=on_chunk_progress,
-            scope=scope,
-        )
+        yield
     except LookupKnowledgeError:
         raise
     except Exception as exc:
@@ -382,7 +365,7 @@ def _ingest(
         raise StoreUnavailableError(msg) from None
 
 
-def _ingest_unguarded(
+def _ingest(
     docs: Sequence[KnowledgeDocument],
     settings: LookupSettings,
     report: IngestReport,
@@ -394,6 +377,7 @@ def _ingest_unguarded(
     on_chunk_progress: ChunkProgressCallback | None,
     scope: _FolderScope | None,
 ) -> IngestReport:
+    """The write path shared by folders and in-memory documents."""
     _create_default_data_dir(settings)
     client = open_client(settings)
     catalog_name = ensure_catalog_collection(client, settings)
