@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,6 +87,36 @@ def silent_tcp_port() -> Iterator[int]:
         server.close()
 
 
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler that keeps the test output free of access-log lines."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve_on_loopback(
+    handler: type[http.server.BaseHTTPRequestHandler], on_stop: Callable[[], None] | None = None
+) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 from a thread; yields the OpenAI-style base URL (``.../v1``).
+
+    ``on_stop`` runs first on exit (to release handlers that are still waiting), then the server
+    shuts down and its thread is joined.
+    """
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        if on_stop is not None:
+            on_stop()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
 @contextlib.contextmanager
 def failing_embedding_server(behaviour: str) -> Iterator[tuple[str, list[str]]]:
     """A local OpenAI-compatible ``/v1/embeddings`` that always fails.
@@ -98,7 +128,7 @@ def failing_embedding_server(behaviour: str) -> Iterator[tuple[str, list[str]]]:
     requests: list[str] = []
     release = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length)
@@ -117,17 +147,5 @@ def failing_embedding_server(behaviour: str) -> Iterator[tuple[str, list[str]]]:
             self.end_headers()
             self.wfile.write(body.encode())
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(Handler, on_stop=release.set) as url:
+        yield url, requests

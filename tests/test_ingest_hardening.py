@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import http.server
 import io
 import json
 import os
@@ -21,7 +20,6 @@ import signal
 import struct
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,9 +41,11 @@ from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from fakes import call
+    from faults import QuietHandler, serve_on_loopback
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
     from tests.fakes import call
+    from tests.faults import QuietHandler, serve_on_loopback
     from tests.kb_helpers import write
 
 DIM = 8
@@ -66,8 +66,8 @@ def embedding_server(mode: list[str]) -> Iterator[str]:
     """A local OpenAI-compatible ``/v1/embeddings`` answering ``mode[0]`` vectors: "healthy"
     (hash-derived), "nan", "inf" or "zero". ``mode`` is a one-item list the test may change."""
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server names it
             request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             texts = request["input"]
             texts = [texts] if isinstance(texts, str) else texts
@@ -97,19 +97,8 @@ def embedding_server(mode: list[str]) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(Handler) as url:
+        yield url
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.server
 import json
 import subprocess
 import sys
@@ -31,10 +30,10 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder, create_s
 
 try:
     from fakes import call
-    from faults import silent_tcp_port
+    from faults import QuietHandler, serve_on_loopback, silent_tcp_port
 except ImportError:  # pragma: no cover - run from the repo root as a package
     from tests.fakes import call
-    from tests.faults import silent_tcp_port
+    from tests.faults import QuietHandler, serve_on_loopback, silent_tcp_port
 
 
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
@@ -195,8 +194,8 @@ def stalling_embedding_server(behaviour: str) -> Iterator[tuple[str, list[float]
     arrivals: list[float] = []
     stop = threading.Event()
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
+    class Handler(QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server names it
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             arrivals.append(time.monotonic())
             if behaviour == "retry_after_60":
@@ -223,20 +222,8 @@ def stalling_embedding_server(behaviour: str) -> Iterator[tuple[str, list[float]
                 except OSError:
                     return
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", arrivals
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_on_loopback(Handler, on_stop=stop.set) as url:
+        yield url, arrivals
 
 
 def openai_settings(settings, base_url: str, **updates):
