@@ -8,6 +8,7 @@ failure (``DirectionEmbeddings``, ``FailingPath``, ..., each named as such).
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
@@ -171,3 +172,28 @@ def milvus_lite_server_uri() -> Iterator[str]:
         pytest.skip(f"milvus-lite server unavailable: {exc.reason}")
     finally:
         close_all_clients()
+
+
+# Every logger a secret could reach, libraries' own included.
+SECRET_LOGGERS = (
+    "",
+    "langchain_lookup_knowledge",
+    "pymilvus",
+    "milvus_lite",
+    "langchain_milvus",
+    "openai",
+    "httpx",
+    "httpcore",
+    "sqlalchemy",
+    "psycopg",
+    "langchain_core",
+    "langgraph",
+)
+
+
+@pytest.fixture
+def all_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """Capture every logger a secret could reach at DEBUG (libraries' own levels included)."""
+    for name in SECRET_LOGGERS:
+        caplog.set_level(logging.DEBUG, logger=name)
+    return caplog

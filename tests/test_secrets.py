@@ -7,7 +7,6 @@ Every surface is collected as text and searched for recognizable secret strings.
 from __future__ import annotations
 
 import json
-import logging
 import traceback
 
 import pytest
@@ -33,27 +32,6 @@ except ImportError:  # pragma: no cover - run from the repo root as a package
 MILVUS_TOKEN = "root:tok-MILVUS-SECRET-7f3a9c"
 OPENAI_KEY = "sk-OPENAI-SECRET-91bd44e2"
 SECRETS = (MILVUS_TOKEN, "tok-MILVUS-SECRET", OPENAI_KEY, "OPENAI-SECRET")
-LOGGERS = (
-    "",
-    "langchain_lookup_knowledge",
-    "pymilvus",
-    "milvus_lite",
-    "langchain_milvus",
-    "openai",
-    "httpx",
-    "httpcore",
-    "sqlalchemy",
-    "langchain_core",
-    "langgraph",
-)
-
-
-@pytest.fixture
-def all_logs(caplog):
-    """Capture every logger at DEBUG (libraries' own levels included)."""
-    for name in LOGGERS:
-        caplog.set_level(logging.DEBUG, logger=name)
-    return caplog
 
 
 def assert_no_secret(surfaces: dict[str, str]) -> None:

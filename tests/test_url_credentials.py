@@ -7,7 +7,6 @@ secrets"). Each sink's text is collected and searched for the password.
 from __future__ import annotations
 
 import json
-import logging
 import traceback
 
 import pytest
@@ -62,28 +61,6 @@ def test_settings_dumps_and_repr_mask_url_passwords():
     assert PG_PASSWORD in settings.invocation_db_url
 
 
-LOGGERS = (
-    "",
-    "langchain_lookup_knowledge",
-    "pymilvus",
-    "milvus_lite",
-    "langchain_milvus",
-    "openai",
-    "httpx",
-    "httpcore",
-    "sqlalchemy",
-    "psycopg",
-    "langchain_core",
-    "langgraph",
-)
-
-
-@pytest.fixture
-def all_logs(caplog):
-    """Every logger at DEBUG (libraries' own levels included)."""
-    for name in LOGGERS:
-        caplog.set_level(logging.DEBUG, logger=name)
-    return caplog
 
 
 def run_texts(collector: RunCollectorCallbackHandler) -> str:
