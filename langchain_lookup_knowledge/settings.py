@@ -24,7 +24,7 @@ import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -44,6 +44,8 @@ DEFAULT_DATA_DIR = Path.home() / ".lookup-knowledge"
 RetrievalPathMode = Literal["auto", "vectorstore", "sdk"]
 RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
+UnitInterval = Annotated[float, Field(ge=0, le=1)]
+"""A similarity, a confidence or a fusion weight: a float from 0 to 1."""
 URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
 """Settings that may hold ``user:password@``: ``model_dump`` and ``repr`` mask the password."""
 
@@ -276,7 +278,7 @@ class LookupSettings(BaseSettings):
         description="RRF constant: 1/(rrf_k+rank) per list. 10 favours the top of each list "
         "more than the textbook 60 (measured better on SciFact and the runbooks).",
     )
-    dense_weight: float = Field(default=0.6, ge=0, le=1, description="Weighted fusion: dense.")
+    dense_weight: UnitInterval = Field(default=0.6, description="Weighted fusion: dense.")
     cjk_retrieval_mode: RetrievalMode | Literal["auto"] = Field(
         default="auto",
         description="retrieval_mode for a question mostly in CJK script. auto: sparse (BM25 "
@@ -306,32 +308,24 @@ class LookupSettings(BaseSettings):
         "hits to the fusion. 1 and 2 measured alike (SciFact nDCG@10 0.7186 both, the "
         "runbook sets identical); 1 is 30% faster.",
     )
-    reference_threshold: float = Field(
+    reference_threshold: UnitInterval = Field(
         default=0.62,
-        ge=0,
-        le=1,
         description="Top normalized similarity under which a filtered attempt is retried "
         "without the L0 filter. Default = high_relevance: an L0 category filter stands only "
         "when it yields high-relevance evidence (a folder name such as 'node' in a question "
         "is a weak hint).",
     )
-    min_evidence_similarity: float = Field(
+    min_evidence_similarity: UnitInterval = Field(
         default=0.20,
-        ge=0,
-        le=1,
         description="Candidates below this similarity are not evidence. Off-topic questions "
         "score <= 0.18 with the default embedder; relevant hits BM25 found can be as low as 0.21.",
     )
-    high_relevance: float = Field(
+    high_relevance: UnitInterval = Field(
         default=0.62,
-        ge=0,
-        le=1,
         description="relevanceLevel high under evidence_decision=similarity (top similarity).",
     )
-    medium_relevance: float = Field(
+    medium_relevance: UnitInterval = Field(
         default=0.45,
-        ge=0,
-        le=1,
         description="relevanceLevel medium under evidence_decision=similarity.",
     )
     evidence_decision: Literal["calibrated", "similarity"] = Field(
@@ -354,17 +348,15 @@ class LookupSettings(BaseSettings):
         description="Logistic weights of relevanceLevel under the calibrated decision: the "
         "confidence that the first block answers the question (same families and signals).",
     )
-    found_confidence: float = Field(
+    found_confidence: UnitInterval = Field(
         default=0.18,
-        ge=0,
-        le=1,
         description="Calibrated decision: below this confidence the lookup answers found=false.",
     )
-    high_confidence: float = Field(
-        default=0.775, ge=0, le=1, description="Calibrated decision: relevanceLevel high."
+    high_confidence: UnitInterval = Field(
+        default=0.775, description="Calibrated decision: relevanceLevel high."
     )
-    medium_confidence: float = Field(
-        default=0.19, ge=0, le=1, description="Calibrated decision: relevanceLevel medium."
+    medium_confidence: UnitInterval = Field(
+        default=0.19, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(
