@@ -492,31 +492,20 @@ def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
     Sharing it means one engine (one pool) per database, and a database found down by one
     lookup is not tried again by every other lookup of the process.
     """
-    key = json.dumps(
-        [
-            settings.resolved_invocation_db_url,
-            settings.collection,
-            settings.default_filter,
-            settings.record_query_text,
-            settings.records_retention_days,
-            settings.record_timeout_s,
-            settings.record_retry_after_s,
-        ],
-        sort_keys=True,
-        default=str,
-    )
+    url = settings.resolved_invocation_db_url
+    options: dict[str, Any] = {
+        "collection": settings.collection,
+        "scope": settings.default_filter,
+        "record_query_text": settings.record_query_text,
+        "retention_days": settings.records_retention_days,
+        "timeout_s": settings.record_timeout_s,
+        "retry_after_s": settings.record_retry_after_s,
+    }
+    key = json.dumps([url, options], sort_keys=True, default=str)  # the recorder's arguments
     with _RECORDERS_LOCK:
         recorder = _RECORDERS.get(key)
         if recorder is None:
-            recorder = SqlInvocationRecorder(
-                settings.resolved_invocation_db_url,
-                collection=settings.collection,
-                scope=settings.default_filter,
-                record_query_text=settings.record_query_text,
-                retention_days=settings.records_retention_days,
-                timeout_s=settings.record_timeout_s,
-                retry_after_s=settings.record_retry_after_s,
-            )
+            recorder = SqlInvocationRecorder(url, **options)
             _RECORDERS[key] = recorder
         return recorder
 
