@@ -17,11 +17,12 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -107,18 +108,14 @@ def gap_questions(
     """The period's gap questions, most asked first (at most ``max_questions`` distinct)."""
     where = [gap_condition(), *records.where(t)]
     count = func.count().label("n")
-    by_hash = (
-        select(
-            t.c.query_hash,
-            count,
-            func.max(t.c.id).label("latest_id"),
-            func.min(t.c.created_at).label("first_seen"),
-            func.max(t.c.created_at).label("last_seen"),
-        )
-        .where(t.c.query_hash.is_not(None), *where)
-        .group_by(t.c.query_hash)
-        .order_by(count.desc(), func.max(t.c.id).desc())
-        .limit(max_questions)
+    by_hash = _buckets(
+        t.c.query_hash,
+        count,
+        func.max(t.c.id).label("latest_id"),
+        t.c.created_at,
+        where=[t.c.query_hash.is_not(None), *where],
+        order_by=[count.desc(), func.max(t.c.id).desc()],
+        limit=max_questions,
     )
     with engine.connect() as conn:
         totals = conn.execute(
@@ -161,23 +158,46 @@ def gap_questions(
     )
 
 
+def _buckets(
+    key: Any,
+    count: Any,
+    best: Any,
+    created_at: Any,
+    *,
+    where: Sequence[Any],
+    order_by: Sequence[Any],
+    limit: int,
+) -> Select[Any]:
+    """One row per ``key`` among the rows ``where`` selects: ``count`` and ``best`` (the
+    aggregates the caller labels), ``first_seen`` and ``last_seen`` (``created_at``)."""
+    return (
+        select(
+            key,
+            count,
+            best,
+            func.min(created_at).label("first_seen"),
+            func.max(created_at).label("last_seen"),
+        )
+        .where(*where)
+        .group_by(key)
+        .order_by(*order_by)
+        .limit(limit)
+    )
+
+
 def _unhashed_by_nearest(conn: Any, records: RecordFilter) -> list[GapQuestion]:
     """Gap lookups recorded without text or hash: one bucket per document they came nearest to
     (the only thing they have in common that the records still know)."""
     gap_ids = select(t.c.id).where(t.c.query_hash.is_(None), gap_condition(), *records.where(t))
     count = func.count(func.distinct(s.c.invocation_id)).label("n")
-    query = (
-        select(
-            s.c.source,
-            count,
-            func.max(s.c.similarity).label("best"),
-            func.min(s.c.created_at).label("first_seen"),
-            func.max(s.c.created_at).label("last_seen"),
-        )
-        .where(s.c.invocation_id.in_(gap_ids))
-        .group_by(s.c.source)
-        .order_by(count.desc())
-        .limit(MAX_QUESTIONS)
+    query = _buckets(
+        s.c.source,
+        count,
+        func.max(s.c.similarity).label("best"),
+        s.c.created_at,
+        where=[s.c.invocation_id.in_(gap_ids)],
+        order_by=[count.desc()],
+        limit=MAX_QUESTIONS,
     )
     return [
         GapQuestion(
