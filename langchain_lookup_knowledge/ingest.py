@@ -266,18 +266,10 @@ def ingest_folder(
     for skipped in report.skipped:
         logger.info("skipped %s: %s", skipped.source, skipped.reason)
     present = {d.source for d in docs} | {s.source for s in report.skipped}
+    scope = _FolderScope(str(root), namespace, present, prune)
+    options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
-        return _ingest(
-            docs,
-            settings,
-            report,
-            started,
-            embeddings=embeddings,
-            show_progress=show_progress,
-            on_progress=on_progress,
-            on_chunk_progress=on_chunk_progress,
-            scope=_FolderScope(str(root), namespace, present, prune),
-        )
+        return _ingest(docs, settings, report, started, options, scope=scope)
 
 
 def ingest_documents(
@@ -297,18 +289,9 @@ def ingest_documents(
     settings = settings or LookupSettings()
     started = time.perf_counter()
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
+    options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
-        return _ingest(
-            docs,
-            settings,
-            report,
-            started,
-            embeddings=embeddings,
-            show_progress=show_progress,
-            on_progress=on_progress,
-            on_chunk_progress=on_chunk_progress,
-            scope=None,
-        )
+        return _ingest(docs, settings, report, started, options, scope=None)
 
 
 @dataclass(frozen=True)
@@ -346,6 +329,16 @@ def _check_one_root(
         raise ConfigurationError(msg)
 
 
+@dataclass(frozen=True)
+class _WriteOptions:
+    """How the caller of an ingest wants the write done: its embedder and progress reporting."""
+
+    embeddings: Embeddings | None
+    show_progress: bool | None
+    on_progress: ProgressCallback | None
+    on_chunk_progress: ChunkProgressCallback | None
+
+
 @contextmanager
 def _disk_full_reported(settings: LookupSettings, report: IngestReport) -> Iterator[None]:
     """Turn running out of disk space during a write into one clear StoreUnavailableError."""
@@ -370,11 +363,8 @@ def _ingest(
     settings: LookupSettings,
     report: IngestReport,
     started: float,
+    options: _WriteOptions,
     *,
-    embeddings: Embeddings | None,
-    show_progress: bool | None,
-    on_progress: ProgressCallback | None,
-    on_chunk_progress: ChunkProgressCallback | None,
     scope: _FolderScope | None,
 ) -> IngestReport:
     """The write path shared by folders and in-memory documents."""
@@ -429,20 +419,22 @@ def _ingest(
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
-        embedder = embeddings or build_embeddings(settings)
+        embedder = options.embeddings or build_embeddings(settings)
         probe = embedder.embed_query("dimension probe")
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
         layout = ensure_chunk_collection(
             client, settings, len(probe), choose_analyzer(settings, docs)
         )
-        enabled = sys.stderr.isatty() if show_progress is None else show_progress
+        enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         planned = [
             (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap))
             for doc in changed
         ]
         chunk_total = sum(len(chunks) for _, chunks in planned)
-        progress = _Progress(len(changed), chunk_total, enabled, on_progress, on_chunk_progress)
+        progress = _Progress(
+            len(changed), chunk_total, enabled, options.on_progress, options.on_chunk_progress
+        )
         try:
             _write_documents(
                 client,
