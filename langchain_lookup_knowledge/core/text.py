@@ -147,8 +147,11 @@ def word_key_set(text: str) -> frozenset[str]:
         >>> sorted(word_key_set("Nodes, nodes and NODE"))
         ['and', 'node']
     """
-    distinct = set(_WORD.findall(unicodedata.normalize("NFKC", text)))
-    return frozenset(singular(w.casefold()) for w in distinct)
+    if text.isascii():  # NFKC is the identity and casefold is lower: fold the text once
+        folded = set(_WORD.findall(text.lower()))
+    else:  # casefold per word: folding the whole text can split a word ("İ" -> "i̇")
+        folded = {w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))}
+    return frozenset([singular(w) for w in folded])
 
 
 def cjk_bigrams(text: str) -> list[str]:

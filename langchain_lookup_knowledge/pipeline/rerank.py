@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 
 from langchain_lookup_knowledge.core.models import Candidate, HitReason, ScoreLabel
 from langchain_lookup_knowledge.core.text import cjk_bigrams, fold, word_key_set, word_keys
@@ -162,30 +163,43 @@ def l1_base(
     return base, how
 
 
+TEXT_TERMS_CACHE_SIZE = 4096
+"""Chunk texts whose term sets are kept (a knowledge base's hot chunks recur in every lookup)."""
+
+
 @dataclass(frozen=True)
 class _TextTerms:
-    """A text as the term matcher reads it: its word keys and its folded form."""
+    """A text as the term matcher reads it: its word keys and its folded form (immutable)."""
 
     words: frozenset[str]
     folded: str
 
     @classmethod
     def of(cls, text: str) -> _TextTerms:
-        return cls(word_key_set(text), fold(text))
+        """Memoised per text: the same chunk is read once, not once per lookup."""
+        return _text_terms(text)
 
     def has(self, term: str, bigrams: frozenset[str]) -> bool:
         """Words match whole words; CJK ``bigrams`` match as substrings."""
         return term in self.folded if term in bigrams else term in self.words
 
 
-def _share(
-    terms: Sequence[str], bigrams: frozenset[str], *texts: _TextTerms
-) -> tuple[float, list[str]]:
-    """Share of ``terms`` found in any of ``texts``."""
-    if not terms:
-        return 0.0, []
-    found = [t for t in terms if any(text.has(t, bigrams) for text in texts)]
-    return len(found) / len(terms), found
+@lru_cache(maxsize=TEXT_TERMS_CACHE_SIZE)
+def _text_terms(text: str) -> _TextTerms:
+    return _TextTerms(word_key_set(text), fold(text))
+
+
+def _found_in(
+    terms: Sequence[str], bigrams: frozenset[str], heading: _TextTerms, content: _TextTerms
+) -> tuple[list[str], list[str]]:
+    """The ``terms`` found in the heading, and those found in the heading or the content."""
+    in_heading = [t for t in terms if heading.has(t, bigrams)]
+    covered = [t for t in terms if t in in_heading or content.has(t, bigrams)]
+    return in_heading, covered
+
+
+def _share_of(found: Sequence[str], terms: Sequence[str]) -> float:
+    return len(found) / len(terms) if terms else 0.0
 
 
 def _terms_detail(terms: Sequence[str]) -> str:
@@ -225,17 +239,16 @@ def _score_one(
             )
 
     heading = _TextTerms.of(f"{candidate.title}\n{candidate.breadcrumb}")
-    coverage, covered = _share(terms, bigrams, heading, _TextTerms.of(candidate.content))
+    in_title, covered = _found_in(terms, bigrams, heading, _TextTerms.of(candidate.content))
     boost(
         "query_term_coverage",
         f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",
-        weights.query_term_coverage * coverage,
+        weights.query_term_coverage * _share_of(covered, terms),
     )
-    overlap, in_title = _share(terms, bigrams, heading)
     boost(
         "title_term_overlap",
         f"{len(in_title)}/{len(terms)} in title/breadcrumb: {_terms_detail(in_title)}",
-        weights.title_term_overlap * overlap,
+        weights.title_term_overlap * _share_of(in_title, terms),
     )
     if _FIRST_CHUNK.search(candidate.evidence_key):
         boost("first_chunk", "first chunk of its document", weights.first_chunk)

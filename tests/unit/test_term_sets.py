@@ -1,0 +1,76 @@
+"""Term sets, fast and memoised, equal their definition (issue 12, latency).
+
+``word_key_set`` folds an ASCII text once instead of word by word; the rerank keeps each chunk
+text's term set (``_TextTerms``) in a bounded memo. Neither may change a single key or a score.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langchain_lookup_knowledge.core.text import fold, word_key_set, word_keys
+from langchain_lookup_knowledge.pipeline import rerank as rerank_module
+from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.pipeline.rerank import rerank
+
+ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(ASCII, st.text(max_size=200)))
+def test_word_key_set_is_the_set_of_word_keys(text):
+    assert word_key_set(text) == frozenset(word_keys(text))
+
+
+def test_non_ascii_words_are_folded_one_by_one():
+    # "İ" casefolds to "i" + a combining dot, which is no word character: folding the whole
+    # text first would split "İstanbul" into two keys.
+    text = "İstanbul Straße ＰＯＤＳ pods"
+    assert word_key_set(text) == frozenset(word_keys(text))
+    assert "stanbul" not in word_key_set(text)
+    assert {"strasse", "pod"} <= word_key_set(text)
+
+
+def test_a_chunk_text_is_read_once_and_its_terms_equal_a_fresh_reading():
+    rerank_module._text_terms.cache_clear()
+    text = "Node disk pressure: the kubelet evicts Pods"
+    again = "".join(list(text))  # an equal text in another string object (as each lookup gets)
+    assert again is not text
+    first = rerank_module._TextTerms.of(text)
+    assert rerank_module._TextTerms.of(again) is first
+    assert first.words == frozenset(word_keys(text))
+    assert first.folded == fold(text)
+    info = rerank_module._text_terms.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    assert info.maxsize == rerank_module.TEXT_TERMS_CACHE_SIZE
+
+
+def _hit(key: str, similarity: float, title: str, content: str) -> Candidate:
+    label = ScoreLabel(
+        path="sdk", metric="COSINE", raw=2 * similarity - 1, similarity=similarity, formula=""
+    )
+    return Candidate(
+        evidence_key=key,
+        source=key.split("#")[0],
+        title=title,
+        content=content,
+        rank=1,
+        score_label=label,
+    )
+
+
+def test_rerank_with_a_warm_memo_scores_as_with_a_cold_one():
+    hits = [
+        _hit("a.md#0", 0.7, "Pods pending", "Pods stay pending: no node has the resources."),
+        _hit("b.md#1", 0.72, "Node disk full", "The node's disks are full; pods are evicted."),
+        _hit("c.md#2", 0.65, "节点磁盘满了", "节点磁盘满了, pods evicted"),
+    ]
+    query = "why are my pods pending 节点磁盘"
+    rerank_module._text_terms.cache_clear()
+    cold = rerank(hits, query, None)
+    warm = rerank(hits, query, None)
+    assert rerank_module._text_terms.cache_info().hits > 0
+    assert [(s.evidence_key, s.final, s.reasons, s.terms_found) for s in warm] == [
+        (s.evidence_key, s.final, s.reasons, s.terms_found) for s in cold
+    ]
