@@ -9,7 +9,7 @@ from langchain_lookup_knowledge.cli.evaluate import add_measure_args, progress_f
 from langchain_lookup_knowledge.cli.options import (
     EXIT_OK,
     Subcommands,
-    print_json,
+    print_output,
     settings_from_args,
 )
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
@@ -29,10 +29,7 @@ def run(args: argparse.Namespace) -> int:
         cold_start_enabled=not args.no_cold_start,
         show_progress=progress_flag(args),
     )
-    if args.json:
-        print_json(report)
-    else:
-        print(format_bench(report))
+    print_output(report, args.json, format_bench)
     return EXIT_OK
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 
 from langchain_lookup_knowledge.cli.options import (
-    EXIT_FAILED,
-    EXIT_OK,
     Subcommands,
     add_store_args,
+    ask_each,
     print_json,
     settings_from_args,
-    warn,
 )
 from langchain_lookup_knowledge.questions import Question, gather_questions
 
@@ -24,20 +22,16 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args, record_invocations=False)
     runtime = LookupRuntime(settings)  # one runtime: the paths open (and warm up) once
-    status = EXIT_OK
-    for n, item in enumerate(gather_questions(args.query, None)):
-        if not isinstance(item, Question):
-            warn(str(item))
-            status = EXIT_FAILED
-            continue
-        report = compare_paths(item.text, settings, k=args.k, runtime=runtime)
+
+    def compare(n: int, question: Question) -> bool:
+        report = compare_paths(question.text, settings, k=args.k, runtime=runtime)
         if args.json:
             print_json(report)
         else:
             print(("\n" if n else "") + format_comparison(report))
-        if not all(report[p]["status"] == "ok" for p in PATHS):
-            status = EXIT_FAILED
-    return status
+        return all(report[p]["status"] == "ok" for p in PATHS)
+
+    return ask_each(gather_questions(args.query, None), compare)
 
 
 def register(sub: Subcommands) -> None:

@@ -12,7 +12,7 @@ from langchain_lookup_knowledge.cli.options import (
     EXIT_OK,
     Subcommands,
     add_store_args,
-    print_json,
+    print_output,
     settings_from_args,
     warn,
 )
@@ -45,10 +45,7 @@ def run_beir(args: argparse.Namespace) -> int:
         show_progress=progress_flag(args),
         baselines=not args.no_baselines,
     )
-    if args.json:
-        print_json(report)
-    else:
-        print(format_beir(report))
+    print_output(report, args.json, format_beir)
     return EXIT_OK
 
 
@@ -105,10 +102,7 @@ def run_queries(args: argparse.Namespace) -> int:
         blind=True if args.blind else None,
         show_progress=progress_flag(args),
     )
-    if args.json:
-        print_json(report)
-    else:
-        print(format_queries(report))
+    print_output(report, args.json, format_queries)
     failures = gate_failures(report, floors)
     for failure in failures:
         warn(failure)
@@ -137,10 +131,7 @@ def run_pool(args: argparse.Namespace) -> int:
     from langchain_lookup_knowledge.evaluation.pool import format_pool, load_report, pool_reports
 
     pool = pool_reports([load_report(p) for p in args.reports], metric=args.metric)
-    if args.json:
-        print_json(pool)
-    else:
-        print(format_pool(pool))
+    print_output(pool, args.json, format_pool)
     return EXIT_OK
 
 

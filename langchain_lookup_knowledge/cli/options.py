@@ -1,13 +1,16 @@
-"""What every subcommand shares: the store flags, settings built from them, the exit codes."""
+"""What every subcommand shares: the store flags, settings built from them, the exit codes,
+how output is printed and questions are asked."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.questions import Question, QuestionOrProblem
 from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -20,6 +23,7 @@ EXIT_USER_ERROR = 2
 Subcommands = argparse._SubParsersAction
 L1_PATHS = ("auto", "vectorstore", "spring-ai", "sdk")
 RETRIEVAL_MODES = ("dense", "hybrid", "sparse")
+Output = TypeVar("Output")
 
 
 def add_store_args(
@@ -81,6 +85,34 @@ def first_error_line(exc: BaseException) -> str:
 def print_json(obj: Any) -> None:
     """One JSON object on one stdout line (progress bars and warnings go to stderr)."""
     print(json.dumps(obj, ensure_ascii=False))
+
+
+def print_output(output: Output, as_json: bool, render: Callable[[Output], str]) -> None:
+    """A command's output: one JSON line with ``--json``, else ``render(output)`` for a reader.
+
+    Example:
+        >>> print_output({"found": True}, True, str)
+        {"found": true}
+        >>> print_output({"found": True}, False, lambda out: f"found={out['found']}")
+        found=True
+    """
+    if as_json:
+        print_json(output)
+    else:
+        print(render(output))
+
+
+def ask_each(items: Sequence[QuestionOrProblem], ask: Callable[[int, Question], bool]) -> int:
+    """Ask every readable question in order, ``ask(index, question)`` (False: it failed); name
+    each unreadable one on stderr and go on. The exit code: 1 when anything failed, else 0."""
+    status = EXIT_OK
+    for index, item in enumerate(items):
+        if not isinstance(item, Question):
+            warn(str(item))
+            status = EXIT_FAILED
+        elif not ask(index, item):
+            status = EXIT_FAILED
+    return status
 
 
 def warn(message: str) -> None:

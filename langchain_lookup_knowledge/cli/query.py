@@ -12,13 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_lookup_knowledge.cli.options import (
-    EXIT_FAILED,
-    EXIT_OK,
     Subcommands,
     add_store_args,
+    ask_each,
     print_json,
     settings_from_args,
-    warn,
 )
 from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
@@ -76,13 +74,9 @@ def run(args: argparse.Namespace) -> int:
         raise LookupKnowledgeError(f"no question to ask: {problems}")
     open_client(settings)  # a locked, missing or unreachable store: one line, exit 2
     graph = build_lookup_graph(settings)
-    status = EXIT_OK
-    for item in items:
-        if not isinstance(item, Question):
-            warn(str(item))
-            status = EXIT_FAILED
-            continue
-        out = graph.invoke({"query": item.text})
+
+    def ask(_: int, question: Question) -> bool:
+        out = graph.invoke({"query": question.text})
         error = RetrievalError.model_validate(out["error"]) if out.get("error") else None
         if error is not None and error.kind == "configuration":  # every question would fail
             raise LookupKnowledgeError(error.message)
@@ -90,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
             print_json(out["result"])  # the contract's camelCase JSON, as the tool's artifact
         else:
             print(format_result(LookupResult.model_validate(out["result"])))
-        if lookup_failed(out):
-            status = EXIT_FAILED
-    return status
+        return not lookup_failed(out)
+
+    return ask_each(items, ask)
 
 
 def register(sub: Subcommands) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from langchain_lookup_knowledge.cli.options import (
     EXIT_OK,
     Subcommands,
-    print_json,
+    print_output,
     settings_from_args,
     warn,
 )
@@ -57,10 +57,7 @@ def run(args: argparse.Namespace) -> int:
         tmp.replace(html_path)  # never a half-written page
         if not args.json:
             warn(f"wrote {html_path}")
-    if args.json:
-        print_json(report)
-    else:
-        print(render_text(report))
+    print_output(report, args.json, render_text)
     return EXIT_OK
 
 
