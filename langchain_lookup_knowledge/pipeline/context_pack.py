@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from langchain_lookup_knowledge.core.checks import require_at_least
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock, HitReason
 
 __all__ = ["DEFAULT_MIN_CONTENT_CHARS", "TRUNCATION_MARKER", "block_header", "pack_context"]
@@ -134,12 +135,7 @@ def pack_context(
         >>> pack.truncated, pack.used <= 120, pack.text.endswith("…[truncated]\\n")
         (True, True, True)
     """
-    if budget_chars < 0:
-        msg = f"budget_chars must be >= 0, got {budget_chars}"
-        raise ValueError(msg)
-    if min_content_chars < 0:
-        msg = f"min_content_chars must be >= 0, got {min_content_chars}"
-        raise ValueError(msg)
+    require_at_least(0, budget_chars=budget_chars, min_content_chars=min_content_chars)
     floor = max(min_content_chars, len(TRUNCATION_MARKER))
 
     headers = [block_header(rank, block) for rank, block in enumerate(blocks, start=1)]

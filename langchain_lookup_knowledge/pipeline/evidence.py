@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from langchain_lookup_knowledge.core.checks import require_at_least
 from langchain_lookup_knowledge.core.models import (
     EvidenceBlock,
     HitReason,
@@ -138,12 +139,7 @@ def build_evidence_blocks(
         >>> selection.candidate_count, selection.final_count, selection.blocks[0].retrieval_layer
         (2, 1, 'L1')
     """
-    if top_k < 1:
-        msg = f"top_k must be >= 1, got {top_k}"
-        raise ValueError(msg)
-    if per_document_cap < 1:
-        msg = f"per_document_cap must be >= 1, got {per_document_cap}"
-        raise ValueError(msg)
+    require_at_least(1, top_k=top_k, per_document_cap=per_document_cap)
 
     groups: dict[str, list[ScoredCandidate]] = defaultdict(list)
     for item in scored:
