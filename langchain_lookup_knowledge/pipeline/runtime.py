@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient, MilvusException
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 CATALOG_TTL_S = 30.0
 MATCHER_SCOPES = 32
+Created = TypeVar("Created")
 
 
 class LookupRuntime:
@@ -92,30 +93,33 @@ class LookupRuntime:
             recorder = recorder_for(settings)
         return cls(settings, embeddings=embeddings, recorder=recorder)
 
+    def _once(self, attribute: str, create: Callable[[], Created]) -> Created:
+        """``self.<attribute>``, made by ``create`` on first use (under the runtime's lock)."""
+        with self._lock:
+            value = getattr(self, attribute)
+            if value is None:
+                value = create()
+                setattr(self, attribute, value)
+            return value
+
     @property
     def embeddings(self) -> CachedQueryEmbeddings:
         """The query embedder (created on first use)."""
-        with self._lock:
-            if self._embeddings is None:
-                self._embeddings = build_embeddings(self.settings)
-            return self._embeddings
+        return self._once("_embeddings", lambda: build_embeddings(self.settings))
 
     @property
     def client(self) -> MilvusClient:
         """The shared ``MilvusClient``."""
-        with self._lock:
-            if self._client is None:
-                self._client = open_client(self.settings)
-            return self._client
+        return self._once("_client", lambda: open_client(self.settings))
 
     @property
     def layout(self) -> CollectionLayout:
         """The chunk collection as it really is (schema checked against the embedder)."""
-        with self._lock:
-            if self._layout is None:
-                dimension = len(self.embeddings.embed_query("dimension probe"))
-                self._layout = describe_chunk_collection(self.client, self.settings, dimension)
-            return self._layout
+        return self._once("_layout", self._describe_layout)
+
+    def _describe_layout(self) -> CollectionLayout:
+        dimension = len(self.embeddings.embed_query("dimension probe"))
+        return describe_chunk_collection(self.client, self.settings, dimension)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
