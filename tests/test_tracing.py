@@ -174,3 +174,96 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     assert search["parent_run_id"] in {
         r["run_id"] for r in client.updated if r["name"] == "retrieve_vectorstore"
     }
+
+
+# --- what each node's run records: trace-only summaries that say what the node decided ---------
+def node_run(runs: list[Run], name: str) -> Run:
+    (run,) = [r for r in runs if r.name == name]
+    return run
+
+
+def test_node_runs_record_summaries_that_say_what_each_node_decided(kb_settings, real_embeddings):
+    collector = RunCollectorCallbackHandler()
+    msg = make_tool(kb_settings, embeddings=real_embeddings).invoke(
+        call("etcd is slow and the API server times out"), config={"callbacks": [collector]}
+    )
+    artifact = msg.artifact
+    runs = walk(tool_run_of(collector))
+    (search,) = [r for r in runs if r.run_type == "retriever"]
+    docs = search.outputs["documents"]
+    # transform_query: the plan in full, the query vector only as its size
+    transform = node_run(runs, "transform_query")
+    assert transform.outputs["query_vector"] == {"float32_values": 384}
+    assert transform.outputs["plan"].search_text == artifact["query"]
+    # retrieval: each candidate's key, rank and scores; its text is the retriever's documents
+    retrieve = node_run(runs, "retrieve_vectorstore")
+    candidates = retrieve.outputs["candidates"]
+    assert [c["evidence_key"] for c in candidates] == [d.metadata["evidence_key"] for d in docs]
+    assert [c["rank"] for c in candidates] == list(range(1, len(docs) + 1))
+    assert [c["content_chars"] for c in candidates] == [len(d.page_content) for d in docs]
+    assert all("content" not in c for c in candidates)
+    assert retrieve.outputs["attempts"][0].candidates == len(candidates)
+    assert node_run(runs, "postprocess").inputs["candidates"] == candidates
+    # postprocess: the step counts and the rerank trace (every boost) of the returned blocks
+    selection = node_run(runs, "postprocess").outputs["selection"]
+    assert selection["final_count"] == len(artifact["evidenceBlocks"])
+    assert selection["candidate_count"] == artifact["retrievalTrace"]["candidateCount"]
+    assert [e.to_json_dict() for e in selection["rerank_trace"]] == artifact["rerankTrace"]
+    assert selection["contributing_attempts"] == artifact["retrievalTrace"]["contributingAttempts"]
+    # pack_context: what was packed within the budget, without the packed text
+    pack = node_run(runs, "pack_context").outputs["context_pack"]
+    assert pack["included_sources"] == artifact["contextPack"]["includedSources"]
+    assert pack["text_chars"] == len(artifact["contextPack"]["text"])
+    assert "text" not in pack
+    # assemble_result: the decision (found, relevance, hint, blocks and scores)
+    decided = node_run(runs, "assemble_result").outputs["lookup_result"]
+    assert decided["found"] is artifact["found"] is True
+    assert decided["relevance_level"] == artifact["relevanceLevel"]
+    assert decided["completeness_hint"] == artifact["completenessHint"]
+    assert [b["evidence_key"] for b in decided["evidence_blocks"]] == [
+        b["evidenceKey"] for b in artifact["evidenceBlocks"]
+    ]
+    assert (
+        decided["retrieval_trace"].selected_attempt == artifact["retrievalTrace"]["selectedAttempt"]
+    )
+    # record_invocation: the recording's outcome
+    recorded = node_run(runs, "record_invocation").outputs["result"]
+    assert recorded["recording"] == artifact["retrievalTrace"]["recording"]
+    assert recorded["recording"]["status"] == "ok"
+    # The whole result is on the graph run (and the tool run), the chunk text on the retriever
+    # run: no node run repeats either.
+    (pipeline,) = children(tool_run_of(collector), "lookup_pipeline")
+    assert pipeline.outputs["result"] == artifact
+    text = artifact["evidenceBlocks"][0]["content"][:80]
+    for run in runs:
+        if run.run_type == "chain" and run is not pipeline:
+            assert text not in json.dumps({"i": run.inputs, "o": run.outputs}, default=str)
+
+
+async def test_the_tracer_gets_summaries_and_streamed_events_the_full_state(
+    kb_settings, real_embeddings
+):
+    """In one run: a tracer records the summaries, while astream_events (and so the next node)
+    gets the real values."""
+    graph = build_lookup_graph(
+        kb_settings.model_copy(update={"record_invocations": False}), embeddings=real_embeddings
+    )
+    collector = RunCollectorCallbackHandler()
+    ended: dict[str, Any] = {}
+    async for event in graph.astream_events(
+        {"query": "redis memory eviction"}, config={"callbacks": [collector]}, version="v2"
+    ):
+        if event["event"] == "on_chain_end" and event["name"] in PIPELINE_NODES:
+            ended[event["name"]] = event["data"]["output"]
+    candidates = ended["retrieve_vectorstore"]["candidates"]
+    assert candidates
+    assert all(c.content for c in candidates)  # Candidate models, their text included
+    (root,) = collector.traced_runs
+    traced = node_run(walk(root), "retrieve_vectorstore").outputs["candidates"]
+    assert [c["evidence_key"] for c in traced] == [c.evidence_key for c in candidates]
+    assert all("content" not in c for c in traced)
+    assert len(ended["transform_query"]["query_vector"]) == 384 * 4  # the packed vector
+    assert ended["pack_context"]["context_pack"].text
+    blocks = ended["record_invocation"]["result"]["evidenceBlocks"]
+    assert blocks
+    assert all(b["content"] for b in blocks)

@@ -40,6 +40,7 @@ from langchain_lookup_knowledge.pipeline.state import (
     RetrieveInput,
     RouteInput,
 )
+from langchain_lookup_knowledge.pipeline.tracing import NODE_TRACE_POLICY
 from langchain_lookup_knowledge.settings import LookupSettings
 
 if TYPE_CHECKING:
@@ -136,14 +137,20 @@ def build_lookup_graph(
     nodes = LookupNodes(runtime)
     routers = LookupRouters(runtime.settings)
     builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
-    # Each node reads only its input schema: its traced input is those keys, not the state.
-    builder.add_node("transform_query", nodes.transform_query, input_schema=LookupInput)
-    for retrieval in RETRIEVAL_NODES:
-        builder.add_node(retrieval, getattr(nodes, retrieval), input_schema=RetrieveInput)
-    builder.add_node("postprocess", nodes.postprocess, input_schema=PostprocessInput)
-    builder.add_node("pack_context", nodes.pack_context, input_schema=PackInput)
-    builder.add_node("assemble_result", nodes.assemble_result, input_schema=AssembleInput)
-    builder.add_node("record_invocation", nodes.record_invocation, input_schema=RecordInput)
+    # Each node reads only its input schema: its traced input is those keys, not the state,
+    # and a tracer records large values as summaries (pipeline.tracing), never the vector.
+    node_inputs = {
+        "transform_query": LookupInput,
+        **dict.fromkeys(RETRIEVAL_NODES, RetrieveInput),
+        "postprocess": PostprocessInput,
+        "pack_context": PackInput,
+        "assemble_result": AssembleInput,
+        "record_invocation": RecordInput,
+    }
+    for node, schema in node_inputs.items():
+        builder.add_node(
+            node, getattr(nodes, node), input_schema=schema, trace_policy=NODE_TRACE_POLICY
+        )
     builder.add_edge(START, "transform_query")
     builder.add_conditional_edges("transform_query", routers.route_start)
     builder.add_conditional_edges("retrieve_vectorstore", routers.route_after_vectorstore)
