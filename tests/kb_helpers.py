@@ -11,6 +11,8 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
 from langchain_lookup_knowledge.knowledge.loader import load_document
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import SAMPLE_KB
@@ -27,6 +29,14 @@ def write(root: Path, rel: str, content: str | bytes) -> Path:
     else:
         path.write_text(content, encoding="utf-8")
     return path
+
+
+def drop_store(settings: LookupSettings) -> None:
+    """Drop the chunk collection and the catalog ``settings`` name, where they exist."""
+    client = open_client(settings)
+    for name in (settings.collection, settings.resolved_catalog_collection):
+        if client.has_collection(name):
+            client.drop_collection(name)
 
 
 def external_rows(sources: Iterable[str], embeddings: Embeddings) -> list[dict[str, Any]]:

@@ -43,10 +43,10 @@ from langchain_lookup_knowledge.store.schema import (
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
-    from kb_helpers import external_rows, write
+    from kb_helpers import drop_store, external_rows, write
 except ImportError:  # ... or tests/ is a package
     from tests.fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
-    from tests.kb_helpers import external_rows, write
+    from tests.kb_helpers import drop_store, external_rows, write
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 SUBSET = [
@@ -694,10 +694,7 @@ class BackendContract:
         assert report.chunks_written > 0
         assert report.skipped == []
         yield settings
-        client = open_client(settings)
-        for name in (settings.collection, settings.resolved_catalog_collection):
-            if client.has_collection(name):
-                client.drop_collection(name)
+        drop_store(settings)
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -1043,10 +1040,7 @@ class BackendContract:
         )
         clone_collection(backend_kb, dst, two_tenants)
         yield dst
-        client = open_client(dst)
-        for name in (dst.collection, dst.resolved_catalog_collection):
-            if client.has_collection(name):
-                client.drop_collection(name)
+        drop_store(dst)
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -1064,11 +1058,8 @@ class BackendContract:
             )
             clone_collection(backend_kb, stores[metric])
         yield stores
-        client = open_client(backend_kb)
-        for metric in ("L2", "IP"):
-            for name in (stores[metric].collection, stores[metric].resolved_catalog_collection):
-                if client.has_collection(name):
-                    client.drop_collection(name)
+        for metric in ("L2", "IP"):  # the copies; backend_kb drops the ingested one
+            drop_store(stores[metric])
 
     # --- score semantics: one similarity whatever the metric ----------------------------------
     @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
