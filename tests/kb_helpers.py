@@ -3,6 +3,7 @@ made with raw pymilvus."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,12 @@ def write(root: Path, rel: str, content: str | bytes) -> Path:
         path.write_bytes(content)
     else:
         path.write_text(content, encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write ``rows`` to ``path``, one JSON object a line (a question file, say)."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 

@@ -26,10 +26,10 @@ from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
-    from kb_helpers import write
+    from kb_helpers import write, write_jsonl
 except ImportError:  # ... or tests/ is a package
     from tests.conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
-    from tests.kb_helpers import write
+    from tests.kb_helpers import write, write_jsonl
 
 CONTRACT_KEYS = {
     "found",
@@ -604,23 +604,34 @@ def test_ingest_progress_bar_shows_on_a_terminal_and_not_when_piped(tmp_path):
 # --- eval queries: questions about documents the pipeline never indexed -------------------
 
 
-def test_eval_queries_reports_questions_about_unindexed_documents_apart(tmp_path):
-    from langchain_lookup_knowledge.evaluation.queries import bare_chunks
-
+def ingest_tiny_kb(
+    tmp_path: Path, files: dict[str, str], questions: list[dict[str, Any]]
+) -> tuple[Path, Path, list[str]]:
+    """``files`` as a knowledge folder ingested by the CLI, ``questions`` as a JSONL file:
+    (the folder, the question file, the store flags of both commands)."""
     kb = tmp_path / "kb"
-    write(kb, "disk-full.md", "---\ntitle: Disk full\n---\n# Disk full\n\nDelete old logs.\n")
-    write(kb, "broken.md", "---\ntitle: [oops\n---\n# Node down\n\nReboot the node.\n")
-    questions = tmp_path / "q.jsonl"
-    questions.write_text(
-        json.dumps({"q": "the disk is full", "rel": ["disk-full"]})
-        + "\n"
-        + json.dumps({"q": "a node is down", "rel": ["broken"]})
-        + "\n",
-        encoding="utf-8",
-    )
+    for rel, text in files.items():
+        write(kb, rel, text)
     store = ["--uri", str(tmp_path / "m.db"), "--collection", "tiny"]
     code, _, err = run_main(["ingest", str(kb), *store])
     assert code == 0, err
+    return kb, write_jsonl(tmp_path / "q.jsonl", questions), store
+
+
+def test_eval_queries_reports_questions_about_unindexed_documents_apart(tmp_path):
+    from langchain_lookup_knowledge.evaluation.queries import bare_chunks
+
+    kb, questions, store = ingest_tiny_kb(
+        tmp_path,
+        {
+            "disk-full.md": "---\ntitle: Disk full\n---\n# Disk full\n\nDelete old logs.\n",
+            "broken.md": "---\ntitle: [oops\n---\n# Node down\n\nReboot the node.\n",
+        },
+        [
+            {"q": "the disk is full", "rel": ["disk-full"]},
+            {"q": "a node is down", "rel": ["broken"]},
+        ],
+    )
     code, out, err = run_main(
         ["eval", "queries", str(questions), "--kb", str(kb), *store, "--json", "--no-progress"]
     )
@@ -636,19 +647,17 @@ def test_eval_queries_reports_questions_about_unindexed_documents_apart(tmp_path
 
 
 def test_eval_queries_fail_under_gates_on_each_metric(tmp_path):
-    kb = tmp_path / "kb"
-    write(kb, "disk-full.md", "# Disk full\n\nDelete old logs, then grow the volume.\n")
-    write(kb, "node-down.md", "# Node down\n\nCordon the node, drain it, reboot it.\n")
-    questions = tmp_path / "q.jsonl"
-    questions.write_text(
-        json.dumps({"q": "the disk is full", "rel": ["disk-full"]})
-        + "\n"
-        + json.dumps({"q": "the disk is full again", "rel": ["node-down"]})  # a miss at rank 1
-        + "\n",
-        encoding="utf-8",
+    _, questions, store = ingest_tiny_kb(
+        tmp_path,
+        {
+            "disk-full.md": "# Disk full\n\nDelete old logs, then grow the volume.\n",
+            "node-down.md": "# Node down\n\nCordon the node, drain it, reboot it.\n",
+        },
+        [
+            {"q": "the disk is full", "rel": ["disk-full"]},
+            {"q": "the disk is full again", "rel": ["node-down"]},  # a miss at rank 1
+        ],
     )
-    store = ["--uri", str(tmp_path / "m.db"), "--collection", "gate"]
-    assert run_main(["ingest", str(kb), *store])[0] == 0
     argv = ["eval", "queries", str(questions), *store, "--no-progress"]
 
     code, out, err = run_main([*argv, "--fail-under", "recall@5=0.5,mrr@10=0.5"])
