@@ -42,6 +42,21 @@ RUNBOOKS_EN = SHARED_DATA / "runbooks-en" / "content" / "runbooks"
 RUNBOOKS_ZH = SHARED_DATA / "runbooks-zh" / "content.zh" / "runbooks"
 TIDB_ZH = SHARED_DATA / "tidb-docs-zh"
 SAMPLE_KB = REPO / "langchain_lookup_knowledge" / "sample_kb"
+CONTRACT_KEYS = frozenset(
+    {
+        "found",
+        "evidenceStatus",
+        "message",
+        "evidenceBlocks",
+        "contextPack",
+        "retrievalTrace",
+        "rerankTrace",
+        "relevanceLevel",
+        "completenessHint",
+        "l0Hints",
+    }
+)
+"""The top-level keys of every lookup result's JSON (the tool artifact, ``query --json``)."""
 
 
 def require_shared(path: Path) -> Path:

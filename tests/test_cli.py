@@ -25,24 +25,12 @@ from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
+    from conftest import CONTRACT_KEYS, RUNBOOKS_EN, SAMPLE_KB, require_shared
     from kb_helpers import write, write_jsonl
 except ImportError:  # ... or tests/ is a package
-    from tests.conftest import RUNBOOKS_EN, SAMPLE_KB, require_shared
+    from tests.conftest import CONTRACT_KEYS, RUNBOOKS_EN, SAMPLE_KB, require_shared
     from tests.kb_helpers import write, write_jsonl
 
-CONTRACT_KEYS = {
-    "found",
-    "evidenceStatus",
-    "message",
-    "evidenceBlocks",
-    "contextPack",
-    "retrievalTrace",
-    "rerankTrace",
-    "relevanceLevel",
-    "completenessHint",
-    "l0Hints",
-}
 CRASHLOOP_QUERY = "pod keeps crashing and restarting"
 CONSOLE_SCRIPT = Path(sys.executable).with_name("lookup-knowledge")
 

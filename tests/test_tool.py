@@ -16,8 +16,10 @@ from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_t
 from langchain_lookup_knowledge.tool import EMPTY_QUERY_ERROR
 
 try:
+    from conftest import CONTRACT_KEYS
     from fakes import call, failing_graph, gated_graph
 except ImportError:  # pragma: no cover - run from the repo root as a package
+    from tests.conftest import CONTRACT_KEYS
     from tests.fakes import call, failing_graph, gated_graph
 
 
@@ -38,14 +40,7 @@ def test_tool_call_returns_cited_context_and_camelcase_artifact(tool):
     first = artifact["evidenceBlocks"][0]
     assert first["source"] == "kubernetes/pod-crashloopbackoff.md"
     assert first["evidenceKey"].startswith("kubernetes/pod-crashloopbackoff.md#")
-    assert {
-        "contextPack",
-        "retrievalTrace",
-        "rerankTrace",
-        "relevanceLevel",
-        "completenessHint",
-        "l0Hints",
-    } <= set(artifact)
+    assert set(artifact) >= CONTRACT_KEYS
     # The model reads the packed context, each block citing its source and evidenceKey.
     assert msg.content.endswith(artifact["contextPack"]["text"])
     assert f"source: {first['source']} (evidenceKey {first['evidenceKey']}" in msg.content
