@@ -25,7 +25,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from sqlalchemy import (
     JSON,
@@ -174,6 +174,26 @@ class InvocationRecorder(Protocol):
         ...
 
 
+@runtime_checkable
+class QueuedInvocationRecorder(InvocationRecorder, Protocol):
+    """A recorder that can also take a row without the lookup waiting for its write.
+
+    The lookup graph calls :meth:`enqueue` unless ``LookupSettings.record_wait`` is on; a recorder
+    without it (the plain :class:`InvocationRecorder`) is always waited for.
+    """
+
+    def enqueue(
+        self,
+        *,
+        result: LookupResult,
+        details: dict[str, Any],
+        error: str | None = None,
+        latency_ms: float | None = None,
+    ) -> None:
+        """Hand one call to the writer and return at once (the write goes on in the background)."""
+        ...
+
+
 class RecordingNotDone(Exception):  # noqa: N818 - a status, not a failure of the lookup
     """A row was not written within the lookup's time; ``row`` says what became of it.
 
@@ -199,11 +219,13 @@ def _short(exc: BaseException) -> str:
 class SqlInvocationRecorder:
     """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks).
 
-    A lookup never waits more than ``timeout_s`` for its row: one writer thread inserts, with
-    driver timeouts of the same size (SQLite busy timeout, PostgreSQL connect, lock and statement
-    timeouts). A failed or timed-out write opens a circuit for ``retry_after_s``: meanwhile rows
-    wait in memory (at most :data:`MAX_BACKLOG`) and lookups do not touch the database; the
-    writer retries on its own and writes the waiting rows as soon as the database answers.
+    :meth:`enqueue` hands a row to the writer and returns at once (the lookup's default);
+    :meth:`record` waits for it. A lookup never waits more than ``timeout_s`` for its row: one
+    writer thread inserts, with driver timeouts of the same size (SQLite busy timeout,
+    PostgreSQL connect, lock and statement timeouts). A failed or timed-out write opens a
+    circuit for ``retry_after_s``: meanwhile rows wait in memory (at most :data:`MAX_BACKLOG`)
+    and lookups do not touch the database; the writer retries on its own and writes the waiting
+    rows as soon as the database answers.
     """
 
     def __init__(
@@ -295,6 +317,52 @@ class SqlInvocationRecorder:
 
         Raises :class:`RecordingNotDone` when the row was not written in time (the lookup goes on).
         """
+        future = self._submit([self._admit(self._row(result, details, error, latency_ms))])
+        try:
+            ids = future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            self._trip(f"no answer within {self.timeout_s:g}s")
+            msg = (
+                f"records database did not answer within {self.timeout_s:g}s; "
+                "the write goes on in the background"
+            )
+            raise RecordingNotDone(msg, row="pending") from None
+        except _TRANSIENT as exc:
+            msg = (
+                f"records database failed ({_short(exc)}); row kept in memory "
+                f"({self.backlog} waiting), retried in {self.retry_after_s:g}s"
+            )
+            raise RecordingNotDone(msg, row="kept") from None
+        except Exception as exc:
+            raise RecordingNotDone(f"row not written: {_short(exc)}", row="dropped") from None
+        return ids[0]
+
+    def enqueue(
+        self,
+        *,
+        result: LookupResult,
+        details: dict[str, Any],
+        error: str | None = None,
+        latency_ms: float | None = None,
+    ) -> None:
+        """Hand one row to the writer thread and return without waiting for the write.
+
+        The row has the same durability as one :meth:`record` gave up waiting for: a failed
+        write opens the circuit and keeps the row in memory (logged), a row the database
+        refuses is logged and dropped, and rows still waiting get one bounded try at exit.
+
+        Raises :class:`RecordingNotDone` (``row="kept"``) while the circuit is open.
+        """
+        self._submit([self._admit(self._row(result, details, error, latency_ms))])
+
+    def _row(
+        self,
+        result: LookupResult,
+        details: dict[str, Any],
+        error: str | None,
+        latency_ms: float | None,
+    ) -> dict[str, Any]:
+        """The ``tool_invocation`` row of one call: the query policy applied, secrets masked."""
         from langchain_lookup_knowledge.records.columns import indexed_values
 
         if latency_ms is None:
@@ -320,6 +388,10 @@ class SqlInvocationRecorder:
             scope=self.scope,
             query_hash=self.query_text.hash(result.query),
         )
+        return row
+
+    def _admit(self, row: dict[str, Any]) -> dict[str, Any]:
+        """``row`` if the database may be tried now; else it waits in memory (raised as kept)."""
         with self._state:
             wait = self._open_until - time.monotonic()
             if wait > 0:
@@ -329,25 +401,7 @@ class SqlInvocationRecorder:
                     f"{wait:.0f}s, row kept in memory ({len(self._backlog)} waiting)"
                 )
                 raise RecordingNotDone(msg, row="kept")
-        future = self._submit([row])
-        try:
-            ids = future.result(timeout=self.timeout_s)
-        except FutureTimeout:
-            self._trip(f"no answer within {self.timeout_s:g}s")
-            msg = (
-                f"records database did not answer within {self.timeout_s:g}s; "
-                "the write goes on in the background"
-            )
-            raise RecordingNotDone(msg, row="pending") from None
-        except _TRANSIENT as exc:
-            msg = (
-                f"records database failed ({_short(exc)}); row kept in memory "
-                f"({self.backlog} waiting), retried in {self.retry_after_s:g}s"
-            )
-            raise RecordingNotDone(msg, row="kept") from None
-        except Exception as exc:
-            raise RecordingNotDone(f"row not written: {_short(exc)}", row="dropped") from None
-        return ids[0]
+        return row
 
     def flush(self, timeout_s: float | None = None) -> int:
         """Try to write the waiting rows now (ignoring the circuit); return how many still wait."""

@@ -433,11 +433,19 @@ class LookupSettings(BaseSettings):
         description="Records older than this many days are deleted automatically (checked at "
         "most once an hour by the recorder). None: kept until `lookup-knowledge records prune`.",
     )
+    record_wait: bool = Field(
+        default=False,
+        description="Whether a lookup waits for its record to be written before it returns. "
+        "false: the row goes to the recorder's writer thread and the lookup returns at once "
+        "(trace: recording.status = 'queued'); a failed write keeps the row in memory and is "
+        "logged. true: the trace has the row's id, or why it was not written in time.",
+    )
     record_timeout_s: float = Field(
         default=2.0,
         gt=0,
-        description="Most a lookup waits for its record to be written (connect, lock, insert). "
-        "Past it the write goes on in the background (trace: recording.row = 'pending').",
+        description="Most a write of a record may take (connect, lock, insert), and so the most "
+        "a lookup waits for it under record_wait. Past it the write goes on in the background "
+        "(trace: recording.row = 'pending').",
     )
     record_retry_after_s: float = Field(
         default=30.0,

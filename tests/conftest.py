@@ -9,6 +9,7 @@ failure (``DirectionEmbeddings``, ``FailingPath``, ..., each named as such).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Iterator
@@ -35,6 +36,11 @@ except ImportError:  # ... or tests/ is a package
         start_milvus_server,
         start_postgres,
     )
+
+# The suite reads a lookup's tool_invocation row right after the lookup and checks the row id its
+# trace names, so its lookups wait for their record (record_wait). The default, queued records,
+# is tested on its own in tests/test_recording_queue.py.
+os.environ.setdefault("LOOKUP_KNOWLEDGE_RECORD_WAIT", "true")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -260,6 +260,9 @@ class LookupNodes:
     def record_invocation(self, state: RecordInput) -> Update:
         """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup.
 
+        The row is queued to the recorder's writer (``status: queued``) unless
+        ``record_wait`` asks to wait for it (``status: ok`` with its ``id``).
+
         The output is made here, as JSON (the result contract, the error).
         """
         recorder = self.runtime.recorder
@@ -273,14 +276,22 @@ class LookupNodes:
             status = {"status": "disabled"}
         else:
             record_start = time.perf_counter()
+            from langchain_lookup_knowledge.recording import QueuedInvocationRecorder
+
+            details = state["retrieval_details"]
+            message = error.message if error is not None else None
             try:
-                row_id = recorder.record(
-                    result=result,
-                    details=state["retrieval_details"],
-                    error=error.message if error is not None else None,
-                    latency_ms=latency,
-                )
-                status = {"status": "ok", "id": row_id}
+                if not self.settings.record_wait and isinstance(recorder, QueuedInvocationRecorder):
+                    # The write goes on beside the agent's next step.
+                    recorder.enqueue(
+                        result=result, details=details, error=message, latency_ms=latency
+                    )
+                    status = {"status": "queued"}
+                else:
+                    row_id = recorder.record(
+                        result=result, details=details, error=message, latency_ms=latency
+                    )
+                    status = {"status": "ok", "id": row_id}
             except Exception as exc:
                 logger.warning("recording the tool invocation failed: %s", describe(exc))
                 status = {"status": "error", "error": describe(exc)}
