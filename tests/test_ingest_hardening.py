@@ -20,7 +20,6 @@ import signal
 import struct
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,18 +100,6 @@ def embedding_server(mode: list[str]) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Iterator[LookupSettings]:
-    s = LookupSettings(
-        data_dir=tmp_path,
-        milvus_uri=str(tmp_path / "milvus.db"),
-        collection=f"kb_{uuid.uuid4().hex[:8]}",
-        invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
-    )
-    yield s
-    close_all_clients()
-
-
 def chunk_keys(settings: LookupSettings) -> list[str]:
     client = open_client(settings)
     if not client.has_collection(settings.collection):
@@ -120,6 +107,16 @@ def chunk_keys(settings: LookupSettings) -> list[str]:
     ensure_loaded(client, settings.collection)
     rows = client.query(settings.collection, filter='pk != ""', output_fields=["pk"], limit=16384)
     return sorted(r["pk"] for r in rows)
+
+
+def catalog_row(settings: LookupSettings, source: str) -> dict:
+    """The stored catalog row of ``source``, every field."""
+    [row] = open_client(settings).query(
+        settings.resolved_catalog_collection,
+        filter=f'source == "{source}"',
+        output_fields=["*"],
+    )
+    return row
 
 
 def catalog(settings: LookupSettings) -> dict:
@@ -476,14 +473,9 @@ def test_a_damaged_catalog_row_fails_neither_lookup_nor_ingest_and_is_repaired(
 ):
     kb = good_kb(tmp_path, 3)
     ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
-    client = open_client(settings)
-    [row] = client.query(
-        settings.resolved_catalog_collection,
-        filter='source == "ops/good1.md"',
-        output_fields=["*"],
-    )
+    row = catalog_row(settings, "ops/good1.md")
     row["info"] = {**row["info"], "keywords": 42}
-    client.upsert(settings.resolved_catalog_collection, [row])
+    open_client(settings).upsert(settings.resolved_catalog_collection, [row])
 
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
     message = tool.invoke(call("disk1 space cleanup"))
@@ -498,14 +490,9 @@ def test_a_damaged_catalog_row_fails_neither_lookup_nor_ingest_and_is_repaired(
 def test_a_bogus_catalog_row_is_removed_without_prune(settings, tmp_path, real_embeddings):
     kb = good_kb(tmp_path, 2)
     ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
-    client = open_client(settings)
-    [row] = client.query(
-        settings.resolved_catalog_collection,
-        filter='source == "ops/good1.md"',
-        output_fields=["*"],
-    )
+    row = catalog_row(settings, "ops/good1.md")
     row = {**row, "source": "ops/ghost.md", "title": "Ghost runbook"}
-    client.upsert(settings.resolved_catalog_collection, [row])
+    open_client(settings).upsert(settings.resolved_catalog_collection, [row])
 
     report = ingest_folder(kb, settings, embeddings=real_embeddings, show_progress=False)
     assert "ops/ghost.md" not in catalog(settings)
