@@ -101,6 +101,16 @@ def run(
     return LookupResult.model_validate(graph.invoke({"query": query, **state})["result"])
 
 
+def run_scoped(
+    settings: LookupSettings, embeddings: Any, query: str, scope: dict[str, Any], how: str
+) -> Any:
+    """:func:`run` under ``scope``, given as the graph's ``filters`` input (``how`` is
+    ``"graph_input"``) or as the settings' ``default_filter``."""
+    if how == "graph_input":
+        return run(settings, embeddings, query, filters=scope)
+    return run(settings.model_copy(update={"default_filter": scope}), embeddings, query)
+
+
 def keys(result: Any) -> list[str]:
     return [b.evidence_key for b in result.evidence_blocks]
 
@@ -1217,14 +1227,7 @@ class BackendContract:
         self, tenant_store, real_embeddings, how, mode
     ):
         settings = tenant_store.model_copy(update={"mode": mode})
-        if how == "graph_input":
-            result = run(settings, real_embeddings, POOL_QUERY, filters=TENANT_A)
-        else:
-            result = run(
-                settings.model_copy(update={"default_filter": TENANT_A}),
-                real_embeddings,
-                POOL_QUERY,
-            )
+        result = run_scoped(settings, real_embeddings, POOL_QUERY, TENANT_A, how)
         _assert_tenant_a_only(result)
         assert result.retrieval_trace.attempts[-1].filter == TENANT_A_EXPR
 
@@ -1237,14 +1240,7 @@ class BackendContract:
 
         def tenants(values: list[str]) -> set[str]:
             scope = {'metadata["tenant"]': values}
-            if how == "graph_input":
-                result = run(settings, real_embeddings, CRASH_QUERY, filters=scope)
-            else:
-                result = run(
-                    settings.model_copy(update={"default_filter": scope}),
-                    real_embeddings,
-                    CRASH_QUERY,
-                )
+            result = run_scoped(settings, real_embeddings, CRASH_QUERY, scope, how)
             assert result.found, result.retrieval_trace
             return {k.split("::")[0] for k in keys(result)}
 
