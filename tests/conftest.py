@@ -12,7 +12,8 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -168,31 +169,34 @@ def postgres_url() -> Iterator[str]:
         pytest.skip(f"PostgreSQL unavailable: {exc.reason}")
 
 
+@contextmanager
+def _milvus_or_skip(start: Callable[[], AbstractContextManager[str]], what: str) -> Iterator[str]:
+    """The URI of the server ``start`` runs, or a skip naming ``what`` and why; the shared
+    clients are closed with the server."""
+    try:
+        with start() as uri:
+            yield uri
+    except ServerUnavailable as exc:
+        pytest.skip(f"{what} unavailable: {exc.reason}")
+    finally:
+        close_all_clients()
+
+
 @pytest.fixture(scope="session")
 def milvus_server_uri() -> Iterator[str]:
     """A Milvus standalone test server for the session (tests/servers.py: started once, each
     test module uses its own collections); skips, with the reason, when it cannot be had.
     Shared clients are closed with the server."""
-    try:
-        with start_milvus_server() as uri:
-            yield uri
-    except ServerUnavailable as exc:
-        pytest.skip(f"Milvus server unavailable: {exc.reason}")
-    finally:
-        close_all_clients()
+    with _milvus_or_skip(start_milvus_server, "Milvus server") as uri:
+        yield uri
 
 
 @pytest.fixture(scope="session")
 def milvus_lite_server_uri() -> Iterator[str]:
     """``milvus-lite server`` on 127.0.0.1 for the session (the server API, with BM25); skips,
     with the reason, when it cannot be had. Shared clients are closed with the server."""
-    try:
-        with start_milvus_lite_server() as uri:
-            yield uri
-    except ServerUnavailable as exc:
-        pytest.skip(f"milvus-lite server unavailable: {exc.reason}")
-    finally:
-        close_all_clients()
+    with _milvus_or_skip(start_milvus_lite_server, "milvus-lite server") as uri:
+        yield uri
 
 
 # Every logger a secret could reach, libraries' own included.
