@@ -30,6 +30,7 @@ _USERINFO = re.compile(
 )
 
 _KNOWN_SECRETS: set[str] = set()
+_SECRETS_LONGEST_FIRST: tuple[str, ...] = ()  # replaced whole under the lock, read without it
 _KNOWN_LOCK = threading.Lock()
 _MIN_SECRET_CHARS = 4
 
@@ -42,19 +43,24 @@ def register_secret(value: str | None) -> None:
         >>> redact("bad key sk-doctest-123")
         'bad key ***'
     """
+    global _SECRETS_LONGEST_FIRST
     if value and len(value) >= _MIN_SECRET_CHARS:
         with _KNOWN_LOCK:
             _KNOWN_SECRETS.add(value)
+            _SECRETS_LONGEST_FIRST = tuple(sorted(_KNOWN_SECRETS, key=len, reverse=True))
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    return f"{match['scheme']}{match['user']}:{MASK}@"
 
 
 def redact(text: str) -> str:
     """``text`` with URL passwords and every registered secret replaced by ``***``."""
     if not text:
         return text
-    masked = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:{MASK}@", text)
-    with _KNOWN_LOCK:
-        secrets = sorted(_KNOWN_SECRETS, key=len, reverse=True)
-    for secret in secrets:
+    # Only text holding "://" can hold a URL password (most record strings hold none).
+    masked = _USERINFO.sub(_mask_userinfo, text) if "://" in text else text
+    for secret in _SECRETS_LONGEST_FIRST:
         if secret in masked:
             masked = masked.replace(secret, MASK)
     return masked
