@@ -187,7 +187,11 @@ def confidence(signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]
 
 @dataclass(frozen=True)
 class EvidenceDecision:
-    """What the decision concluded, and from what (for the trace)."""
+    """What the decision concluded, and from what (for the trace).
+
+    ``signals`` are those the calibrated decision read; ``None`` under ``similarity``, which
+    reads the top similarity alone (:func:`evidence_signals` computes them on demand).
+    """
 
     found: bool
     level: RelevanceLevel
@@ -212,14 +216,17 @@ def decide_evidence(
     """
     from langchain_lookup_knowledge.pipeline.relevance import relevance_level
 
+    if settings.evidence_decision == "similarity":  # reads the top similarity, nothing else
+        similarities = [b.score_label.similarity for b in blocks if b.score_label is not None]
+        if not similarities:
+            return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
+        by_similarity = relevance_level(
+            max(similarities), high=settings.high_relevance, medium=settings.medium_relevance
+        )
+        return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
     signals = evidence_signals(blocks, query)
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
-    if settings.evidence_decision == "similarity":
-        by_similarity = relevance_level(
-            signals.similarity, high=settings.high_relevance, medium=settings.medium_relevance
-        )
-        return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=signals)
     value = confidence(signals, settings.evidence_model)
     found = value >= settings.found_confidence
     relevant = confidence(signals, settings.relevance_model)
