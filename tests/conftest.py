@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -110,16 +111,24 @@ def ingest_embeddings(real_embeddings) -> DocumentVectorMemo:
     return DocumentVectorMemo(real_embeddings)
 
 
+def local_settings(root: Path, **overrides: Any) -> LookupSettings:
+    """Settings on a Milvus Lite database and a SQLite record file inside ``root``, in a fresh
+    collection unless ``overrides`` (applied last) name one."""
+    return LookupSettings(
+        **{
+            "data_dir": root,
+            "milvus_uri": str(root / "milvus.db"),
+            "collection": f"kb_{uuid.uuid4().hex[:8]}",
+            "invocation_db_url": f"sqlite:///{root / 'records.sqlite3'}",
+            **overrides,
+        }
+    )
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Iterator[LookupSettings]:
     """Settings on a fresh Milvus Lite database and SQLite record file in ``tmp_path``."""
-    s = LookupSettings(
-        data_dir=tmp_path,
-        milvus_uri=str(tmp_path / "milvus.db"),
-        collection=f"kb_{uuid.uuid4().hex[:8]}",
-        invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
-    )
-    yield s
+    yield local_settings(tmp_path)
     close_all_clients()
 
 
@@ -128,13 +137,7 @@ def sample_kb_store(tmp_path_factory: pytest.TempPathFactory, ingest_embeddings)
     """The bundled sample knowledge base, ingested once per session (read-only for tests)."""
     from langchain_lookup_knowledge.ingest import ingest_folder
 
-    root = tmp_path_factory.mktemp("sample_store")
-    s = LookupSettings(
-        data_dir=root,
-        milvus_uri=str(root / "milvus.db"),
-        collection="sample_kb",
-        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
-    )
+    s = local_settings(tmp_path_factory.mktemp("sample_store"), collection="sample_kb")
     report = ingest_folder(SAMPLE_KB, s, embeddings=ingest_embeddings)
     assert report.chunks_written > 0
     return s

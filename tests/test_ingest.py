@@ -4,7 +4,6 @@ categories, chunk identity, incremental runs, prune, and every kind of bad file.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +18,10 @@ from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from conftest import TIDB_ZH, require_shared
+    from conftest import TIDB_ZH, local_settings, require_shared
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
-    from tests.conftest import TIDB_ZH, require_shared
+    from tests.conftest import TIDB_ZH, local_settings, require_shared
     from tests.kb_helpers import write
 
 FILLER = (
@@ -50,12 +49,7 @@ def milvus_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def kb_settings(milvus_db: Path, tmp_path: Path) -> LookupSettings:
-    return LookupSettings(
-        data_dir=tmp_path,
-        milvus_uri=str(milvus_db),
-        collection=f"kb_{uuid.uuid4().hex[:8]}",
-        invocation_db_url=f"sqlite:///{tmp_path / 'records.sqlite3'}",
-    )
+    return local_settings(tmp_path, milvus_uri=str(milvus_db))
 
 
 def chunk_rows(settings: LookupSettings, source: str | None = None) -> list[dict]:

@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.store.connection import close_all_clients, open_
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:
+    from conftest import local_settings
     from fakes import FailingPath, call
     from faults import (
         database_held_by_another_process,
@@ -39,6 +40,7 @@ try:
         silent_tcp_port,
     )
 except ImportError:  # pragma: no cover - run from the repo root as a package
+    from tests.conftest import local_settings
     from tests.fakes import FailingPath, call
     from tests.faults import (
         database_held_by_another_process,
@@ -208,13 +210,7 @@ def injection_store(tmp_path_factory, real_embeddings):
             "stalls. Check the relay queue depth.\n",
             encoding="utf-8",
         )
-    s = LookupSettings(
-        data_dir=root,
-        milvus_uri=str(root / "milvus.db"),
-        collection="inj",
-        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
-        reference_threshold=0.0,
-    )
+    s = local_settings(root, collection="inj", reference_threshold=0.0)
     report = ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     assert not report.skipped
     return s
@@ -278,11 +274,9 @@ def tenant_store(tmp_path_factory, real_embeddings):
             f"# {title}\n{body}\n",
             encoding="utf-8",
         )
-    s = LookupSettings(
-        data_dir=root,
-        milvus_uri=str(root / "milvus.db"),
+    s = local_settings(
+        root,
         collection="tenants",
-        invocation_db_url=f"sqlite:///{root / 'records.sqlite3'}",
         # every filtered attempt is "low quality"; every candidate is evidence
         reference_threshold=0.99,
         min_evidence_similarity=0.0,
