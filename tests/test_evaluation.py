@@ -237,6 +237,14 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
     assert report["lookup_vs_bare_hybrid_p50_ratio"] == pytest.approx(
         report["lookup_p50_ms"] / report["bare_hybrid_p50_ms"], rel=0.01
     )
+    # the pipeline's own overhead (lookup - its L1 search), and how loaded the machine was
+    assert report["pipeline_overhead_p50_ms"] == pytest.approx(
+        report["lookup_p50_ms"] - report["l1_search_p50_ms"], abs=0.02
+    )
+    assert isinstance(report["pipeline_overhead_paired_p50_ms"], float)
+    assert report["l1_search_vs_bare_hybrid_p50_ratio"] > 0
+    assert all(len(report["load_average"][when]) == 3 for when in ("start", "end"))
+    assert isinstance(report["record_wait"], bool)
     # the forced retry really retried (every measured retry lookup went through the retry node)
     assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0
     # this process holds the Milvus Lite database, so a fresh process could not open it

@@ -11,6 +11,10 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   ``lookup_cached_p50_ms`` is a repeated question (the cache answers).
 * **L1 search alone**: the query embedded and the pipeline's own L1 search (its path, retrieval
   mode and rerank pool), without the graph, rerank, packing or record: ``l1_search_p50_ms``.
+  ``pipeline_overhead_p50_ms`` is ``lookup_p50_ms - l1_search_p50_ms`` (what the pipeline adds
+  to the search it must do); ``pipeline_overhead_paired_p50_ms`` the median of that difference
+  call by call (same question, same round). ``load_average`` at start and end says how quiet
+  the machine was.
 * **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup
   whose L0 filter applies is retried without it (two L1 searches). Questions that get no filter are
   prefixed with a category of the catalog (e.g. ``"databases: ..."``); only lookups that
@@ -294,6 +298,8 @@ def run_bench(
         "questions": len(questions),
         "retrieval_mode": settings.retrieval_mode,
         "path": settings.mode,
+        "record_wait": settings.record_wait,
+        "load_average": {"start": _load_average()},
     }
 
     # Cold start first: a fresh process must be able to open the database.
@@ -429,11 +435,23 @@ def run_bench(
     report["l1_search_vs_bare_p50_ratio"] = _ratio(
         stats["l1_search"]["p50_ms"], stats["bare"]["p50_ms"]
     )
+    # The pipeline's own overhead: what a lookup costs beyond the L1 search it must do.
+    report["pipeline_overhead_p50_ms"] = round(
+        stats["lookup"]["p50_ms"] - stats["l1_search"]["p50_ms"], 2
+    )
+    report["pipeline_overhead_paired_p50_ms"] = round(
+        percentile([a - b for a, b in zip(series["lookup"], series["l1_search"], strict=True)], 50),
+        2,
+    )  # the same question in the same round, call by call: less noise than a difference of p50s
     if "bare_hybrid" in stats:
         report["bare_hybrid_p50_ms"] = stats["bare_hybrid"]["p50_ms"]
         report["lookup_vs_bare_hybrid_p50_ratio"] = _ratio(
             stats["lookup"]["p50_ms"], stats["bare_hybrid"]["p50_ms"]
         )
+        report["l1_search_vs_bare_hybrid_p50_ratio"] = _ratio(
+            stats["l1_search"]["p50_ms"], stats["bare_hybrid"]["p50_ms"]
+        )
+    report["load_average"]["end"] = _load_average()
     report["retry_p50_ms"] = stats["retry"]["p50_ms"] if retry_qs else None
     report["retry_vs_bare_p50_ratio"] = (
         _ratio(stats["retry"]["p50_ms"], stats["bare_retry"]["p50_ms"]) if retry_qs else None
@@ -452,6 +470,14 @@ def run_bench(
     report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
     records.cleanup()
     return report
+
+
+def _load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (timings are only comparable on a quiet machine)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on every platform
+        return None
 
 
 def _embed_ms(raw: Any, questions: Sequence[str]) -> float:
@@ -488,10 +514,17 @@ def format_bench(report: dict[str, Any]) -> str:
         lines.append(
             f"  {label:<36} p50 {s['p50_ms']:>8.2f} ms  p95 {s['p95_ms']:>8.2f} ms  (n={s['n']})"
         )
+    if "pipeline_overhead_p50_ms" in report:
+        lines.append(
+            f"  pipeline overhead (lookup p50 - its L1 search p50) "
+            f"{report['pipeline_overhead_p50_ms']:.2f} ms; paired per call "
+            f"{report['pipeline_overhead_paired_p50_ms']:.2f} ms"
+        )
     if "lookup_vs_bare_hybrid_p50_ratio" in report:
         lines.append(
             f"  lookup/bare hybrid p50 ratio {report['lookup_vs_bare_hybrid_p50_ratio']} "
-            "(like for like in hybrid mode)"
+            f"(like for like in hybrid mode); L1 search/bare hybrid "
+            f"{report.get('l1_search_vs_bare_hybrid_p50_ratio')}"
         )
     lines.append(
         f"  lookup/bare p50 ratio {report['lookup_vs_bare_p50_ratio']}; cached/bare "
@@ -513,4 +546,11 @@ def format_bench(report: dict[str, Any]) -> str:
             f"{report['bare_cold_start_s']} s (peak RSS {cold.get('peak_rss_mb')} MB)"
         )
     lines.append(f"  peak RSS of this process: {report['peak_rss_mb']} MB")
+    load = report.get("load_average") or {}
+    if load.get("start") and load.get("end"):
+        lines.append(
+            f"  load average (1/5/15 min) at start {load['start']}, at end {load['end']} "
+            "(2+ on this machine: the timings are noisy, read the ratios)"
+        )
+    lines.append(f"  records: {'waited for' if report.get('record_wait') else 'queued'}")
     return "\n".join(lines)
