@@ -65,6 +65,21 @@ CONTRACT_KEYS = frozenset(
     }
 )
 """The top-level keys of every lookup result's JSON (the tool artifact, ``query --json``)."""
+BLOCK_KEYS = frozenset(
+    {
+        "evidenceKey",
+        "source",
+        "title",
+        "breadcrumb",
+        "category",
+        "retrievalLayer",
+        "content",
+        "score",
+        "scoreLabel",
+        "hitReasons",
+    }
+)
+"""The keys of every evidence block's JSON (``evidenceBlocks[i]``)."""
 
 
 def require_shared(path: Path) -> Path:

@@ -19,23 +19,15 @@ from langchain_lookup_knowledge import (
 from langchain_lookup_knowledge.store.connection import open_client
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from conftest import BLOCK_KEYS
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
+    from tests.conftest import BLOCK_KEYS
     from tests.kb_helpers import write
 
 POOL_QUERY = "pgbouncer connection pool exhausted"
 POOL_SOURCE = "databases/pgbouncer-connection-exhaustion.md"
-METADATA_KEYS = {
-    "evidenceKey",
-    "source",
-    "title",
-    "breadcrumb",
-    "category",
-    "retrievalLayer",
-    "score",
-    "scoreLabel",
-    "hitReasons",
-}
+METADATA_KEYS = BLOCK_KEYS - {"content"}  # the content is the Document's page_content
 
 
 class TestLookupKnowledgeRetrieverStandard(RetrieversIntegrationTests):
