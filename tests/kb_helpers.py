@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
+from pymilvus import CollectionSchema, DataType, MilvusClient
 
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
 from langchain_lookup_knowledge.knowledge.loader import load_document
@@ -44,6 +45,18 @@ def drop_store(settings: LookupSettings) -> None:
     for name in (settings.collection, settings.resolved_catalog_collection):
         if client.has_collection(name):
             client.drop_collection(name)
+
+
+def external_schema(client: MilvusClient, *, meta: bool = True) -> CollectionSchema:
+    """The schema of a collection made with raw pymilvus, for :func:`external_rows`: doc_id
+    (primary key), body, a 384-dimension embedding and, with ``meta``, the JSON meta field."""
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
+    schema.add_field("body", DataType.VARCHAR, max_length=65535)
+    schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
+    if meta:
+        schema.add_field("meta", DataType.JSON)
+    return schema
 
 
 def external_rows(sources: Iterable[str], embeddings: Embeddings) -> list[dict[str, Any]]:

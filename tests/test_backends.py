@@ -43,10 +43,10 @@ from langchain_lookup_knowledge.store.schema import (
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
-    from kb_helpers import drop_store, external_rows, write
+    from kb_helpers import drop_store, external_rows, external_schema, write
 except ImportError:  # ... or tests/ is a package
     from tests.fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
-    from tests.kb_helpers import drop_store, external_rows, write
+    from tests.kb_helpers import drop_store, external_rows, external_schema, write
 
 SAMPLE_KB = Path(__file__).resolve().parents[1] / "langchain_lookup_knowledge" / "sample_kb"
 SUBSET = [
@@ -181,11 +181,7 @@ def external_store(lite_root: Path, real_embeddings) -> LookupSettings:
     """A collection made with raw pymilvus: fields doc_id/body/embedding/meta, no category or
     source column, no BM25, no L0 catalog; rows embedded here with the real embedder."""
     client = MilvusClient(str(lite_root / "milvus.db"))
-    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-    schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
-    schema.add_field("body", DataType.VARCHAR, max_length=65535)
-    schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
-    schema.add_field("meta", DataType.JSON)
+    schema = external_schema(client)
     index = client.prepare_index_params()
     index.add_index("embedding", index_type="FLAT", metric_type="COSINE")
     client.create_collection("ext_kb", schema=schema)
@@ -399,10 +395,7 @@ def test_collection_without_category_or_metadata_skips_the_l0_filter(
 ):
     client = open_client(external_store)
     if not client.has_collection("bare_kb"):  # only id, text and vector
-        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
-        schema.add_field("body", DataType.VARCHAR, max_length=65535)
-        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
+        schema = external_schema(client, meta=False)
         index = client.prepare_index_params()
         index.add_index("embedding", index_type="FLAT", metric_type="COSINE")
         client.create_collection("bare_kb", schema=schema)
@@ -715,11 +708,7 @@ class BackendContract:
         source column, no catalog; rows embedded with the real embedder."""
         client = MilvusClient(backend_uri)
         name = f"ext_{uuid.uuid4().hex[:8]}"
-        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("doc_id", DataType.VARCHAR, is_primary=True, max_length=512)
-        schema.add_field("body", DataType.VARCHAR, max_length=65535)
-        schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=384)
-        schema.add_field("meta", DataType.JSON)
+        schema = external_schema(client)
         index = client.prepare_index_params()
         index.add_index(
             "embedding",
