@@ -2,16 +2,20 @@
 
 Input: ``eval queries --json`` reports of dev files (never a test or holdout file: those are
 scored blind and carry no signals), run with ``LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity``
-so every question that got blocks has its signals. Each report's ``signals`` rows hold the
-question's evidence signals, whether it is in scope, and whether its first block is relevant.
+so every question that got blocks has its signals, once on the default (hybrid) collection and
+once dense-only (``LOOKUP_KNOWLEDGE_RETRIEVAL_MODE=dense`` and ``..._CJK_RETRIEVAL_MODE=dense``:
+what a collection without BM25 or a Milvus server before 2.5 does). Each report's ``signals``
+rows hold the question's evidence signals and retrieval family, whether it is in scope, and
+whether its first block is relevant.
 
-The model, per retrieval family (``dense``: dense or hybrid; ``sparse``: BM25 alone), is an
-L2-regularised logistic regression of "the question is in scope" on the signals. Thresholds on
-its confidence, all chosen on the same dev rows:
-
-* ``found_confidence``: the highest that keeps ``--min-found`` of in-scope questions found;
-A second model of the same form, the relevance model, predicts "the first block is a relevant
-document"; on its confidence, among the questions found:
+Per retrieval family (``hybrid``, ``dense``, ``sparse``: BM25 alone, ``lexical``: dense alone
+on a question the embedder cannot read; see ``pipeline/decision.py``), the found model is an
+L2-regularised logistic regression of "the question is in scope" on the family's signals
+(:data:`FEATURES`). Its threshold is the highest confidence that keeps ``--min-found`` of that
+family's in-scope questions found, folded into the family's bias so that one
+``found_confidence`` (0.5) holds for every family. The relevance model, of the same form,
+predicts "the first block is a relevant document"; on its confidence, among the questions
+found, over all families:
 
 * ``high_confidence``: the lowest whose answers are correct at least ``--high-precision`` of
   the time;
@@ -19,10 +23,12 @@ document"; on its confidence, among the questions found:
 
 Usage::
 
-    LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity lookup-knowledge eval queries \\
-        evals/runbooks_en_symptom_dev.jsonl evals/out_of_scope_dev.jsonl --kb-name runbooks_en \\
-        --collection rben --json > /tmp/dev_rben.json      # one per knowledge base
-    python evals/fit_decision.py /tmp/dev_*.json
+    export LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity
+    lookup-knowledge eval queries evals/runbooks_en_dev.jsonl evals/runbooks_en_symptom_dev.jsonl \\
+        evals/out_of_scope_dev.jsonl --kb-name runbooks_en --collection rben --json > dev_rben.json
+    LOOKUP_KNOWLEDGE_RETRIEVAL_MODE=dense LOOKUP_KNOWLEDGE_CJK_RETRIEVAL_MODE=dense \\
+        lookup-knowledge eval queries ... --json > dev_rben_dense.json   # one pair per KB
+    python evals/fit_decision.py dev_*.json
 """
 
 from __future__ import annotations
@@ -36,13 +42,18 @@ from pathlib import Path
 import numpy as np
 
 FEATURES = {  # of the found model (is the question in scope?)
-    "dense": ("similarity", "coverage", "agreement"),
-    "sparse": ("coverage", "bm25_per_term"),
+    "hybrid": ("similarity", "coverage", "agreement"),
+    "dense": ("similarity", "coverage"),
+    "sparse": ("coverage",),
+    "lexical": ("coverage",),
 }
 LEVEL_FEATURES = {  # of the relevance model (is the first block a relevant document?)
-    "dense": ("similarity", "coverage", "agreement"),
+    "hybrid": ("similarity", "coverage", "agreement"),
+    "dense": ("similarity", "coverage"),
     "sparse": ("bm25_per_term",),
+    "lexical": ("coverage",),
 }
+FOUND_CONFIDENCE = 0.5
 HELD_OUT = ("test", "holdout")
 
 
@@ -54,8 +65,9 @@ def read_rows(paths: list[str]) -> list[dict]:
         files = str(report.get("file", ""))
         if report.get("blind") or any(m in files.lower() for m in HELD_OUT):
             sys.exit(f"{path}: a held-out report ({files}); fit on dev reports only")
+        mode = report.get("settings", {}).get("retrieval_mode", "")
         for row in report.get("signals", []):
-            rows.append(row | {"report": path})
+            rows.append(row | {"report": path, "mode": mode})
     return rows
 
 
@@ -80,30 +92,69 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.1, steps: int = 50)
     return w
 
 
-def fit_families(
-    rows: list[dict], features: dict[str, tuple[str, ...]], label: str, l2: float
-) -> dict[str, dict[str, float]]:
-    model: dict[str, dict[str, float]] = {}
-    for family, names in features.items():
-        fam = [r for r in rows if r.get("family") == family]
-        if len({bool(r[label]) for r in fam}) < 2:
-            print(f"{family}: {len(fam)} rows, one class of {label}: not fitted", file=sys.stderr)
-            continue
-        x = np.array([[float(r.get(n, 0.0)) for n in names] for r in fam])
-        y = np.array([1.0 if r[label] else 0.0 for r in fam])
-        w = fit_logistic(x, y, l2=l2)
-        model[family] = {"bias": round(float(w[0]), 3)} | {
-            n: round(float(v), 3) for n, v in zip(names, w[1:], strict=True)
-        }
-    return model
+def fit_family(rows: list[dict], names: tuple[str, ...], label: str, l2: float) -> dict[str, float]:
+    x = np.array([[float(r.get(n, 0.0)) for n in names] for r in rows])
+    y = np.array([1.0 if r[label] else 0.0 for r in rows])
+    w = fit_logistic(x, y, l2=l2)
+    return {"bias": float(w[0])} | {n: float(v) for n, v in zip(names, w[1:], strict=True)}
+
+
+LEXICAL_FAMILIES = ("sparse", "lexical")  # a first block without a question term: no evidence
+
+
+def vouched(row: dict) -> bool:
+    """False for a BM25-only or lexical first block without a question term."""
+    return row.get("family") not in LEXICAL_FAMILIES or bool(float(row.get("coverage", 0.0)))
 
 
 def confidence(row: dict, model: dict[str, dict[str, float]]) -> float | None:
     if "family" not in row:
         return None  # no block at all: found=false whatever the model
-    weights = model[row["family"]]
+    if not vouched(row):
+        return 0.0
+    weights = model.get(row["family"]) or model["dense"]
     z = weights["bias"] + sum(w * float(row.get(f, 0.0)) for f, w in weights.items() if f != "bias")
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def fit_found(rows: list[dict], min_found: float, l2: float) -> dict[str, dict[str, float]]:
+    """Per family: the model, its threshold folded into the bias (confidence 0.5 = found)."""
+    model: dict[str, dict[str, float]] = {}
+    for family, names in FEATURES.items():
+        fam = [r for r in rows if r.get("family") == family and vouched(r)]
+        inside = [r for r in fam if r["in_scope"]]
+        if not inside:
+            print(f"{family}: no in-scope row: not fitted", file=sys.stderr)
+            continue
+        if len(inside) == len(fam):  # nothing to separate: keep all of them
+            model[family] = {"bias": 4.0} | dict.fromkeys(names, 0.0)
+            continue
+        weights = fit_family(fam, names, "in_scope", l2)
+        scores = sorted(
+            (confidence({"family": family} | r, {family: weights}) or 0.0) for r in inside
+        )
+        keep = math.ceil(min_found * len(scores))
+        threshold = scores[len(scores) - keep]
+        weights["bias"] += logit(FOUND_CONFIDENCE) - logit(threshold) + 1e-6
+        model[family] = {k: round(v, 3) for k, v in weights.items()}
+    return model
+
+
+def fit_levels(rows: list[dict], l2: float) -> dict[str, dict[str, float]]:
+    model: dict[str, dict[str, float]] = {}
+    for family, names in LEVEL_FEATURES.items():
+        fam = [r for r in rows if r.get("family") == family and r["in_scope"]]
+        if len({bool(r["correct"]) for r in fam}) < 2:
+            print(f"{family}: {len(fam)} rows, one class of correct: not fitted", file=sys.stderr)
+            continue
+        weights = fit_family(fam, names, "correct", l2)
+        model[family] = {k: round(v, 3) for k, v in weights.items()}
+    return model
 
 
 def lowest_with_precision(scored: list[tuple[float, bool]], precision: float) -> float:
@@ -117,6 +168,31 @@ def lowest_with_precision(scored: list[tuple[float, bool]], precision: float) ->
     return math.floor(best * 10_000) / 10_000
 
 
+def rates(
+    rows: list[dict], model: dict, levels: dict, high: float, medium: float
+) -> dict[str, object]:
+    """Found rates and per-level correctness of ``rows`` under the fitted decision."""
+    found = [r for r in rows if (c := confidence(r, model)) is not None and c >= FOUND_CONFIDENCE]
+    inside = [r for r in rows if r["in_scope"]]
+    outside = [r for r in rows if not r["in_scope"]]
+    per_level: dict[str, list[bool]] = {"high": [], "medium": [], "low": []}
+    for r in found:
+        c = confidence(r, levels) or 0.0
+        level = "high" if c >= high else "medium" if c >= medium else "low"
+        per_level[level].append(bool(r["correct"]) and r["in_scope"])
+    return {
+        "in_scope": len(inside),
+        "out_of_scope": len(outside),
+        "in_scope_found": round(sum(r in found for r in inside) / len(inside), 4)
+        if inside
+        else None,
+        "out_of_scope_no_evidence": round(1 - sum(r in found for r in outside) / len(outside), 4)
+        if outside
+        else None,
+        **{lvl: f"{sum(ok)}/{len(ok)}" for lvl, ok in per_level.items()},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+")
@@ -126,52 +202,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=0.1)
     args = parser.parse_args(argv)
     rows = read_rows(args.reports)
-    model = fit_families(rows, FEATURES, "in_scope", args.l2)
-    levels = fit_families(rows, LEVEL_FEATURES, "correct", args.l2)
-    scored = [(confidence(r, model), r) for r in rows if r.get("family") in model]
-    inside = [c for c, r in scored if r["in_scope"]]
-    n_inside = sum(1 for r in rows if r["in_scope"])
-    keep = math.ceil(args.min_found * n_inside)
-    found_t = sorted(inside, reverse=True)[keep - 1] if 0 < keep <= len(inside) else 0.0
-    found_t = math.floor(found_t * 10_000) / 10_000
+    model = fit_found(rows, args.min_found, args.l2)
+    levels = fit_levels(rows, args.l2)
     answered = [
-        (confidence(r, levels) or 0.0, bool(r["correct"]))
-        for c, r in scored
-        if c is not None and c >= found_t
+        (confidence(r, levels) or 0.0, bool(r["correct"]) and r["in_scope"])
+        for r in rows
+        if (c := confidence(r, model)) is not None and c >= FOUND_CONFIDENCE
     ]
     high_t = lowest_with_precision(answered, args.high_precision)
     medium_t = min(high_t, lowest_with_precision(answered, args.medium_precision))
-    outside = [r for r in rows if not r["in_scope"]]
-    rejected = sum(
-        1
-        for r in outside
-        if (c := confidence(r, model) if "family" in r else None) is None or c < found_t
-    )
-    found_in = sum(1 for c in inside if c is not None and c >= found_t)
+    groups: dict[str, list[dict]] = {"all": rows}
+    for r in rows:
+        groups.setdefault(f"mode={r['mode']}", []).append(r)
+        lang = "zh" if str(r.get("kb", "")).endswith("_zh") else "en"
+        groups.setdefault(f"mode={r['mode']} lang={lang}", []).append(r)
+        groups.setdefault(f"kb={r['kb']}", []).append(r)
+        groups.setdefault(f"family={r.get('family', 'none')}", []).append(r)
     summary = {
         "evidence_model": model,
         "relevance_model": levels,
-        "found_confidence": found_t,
+        "found_confidence": FOUND_CONFIDENCE,
         "high_confidence": high_t,
         "medium_confidence": medium_t,
-        "dev": {
-            "rows": len(rows),
-            "in_scope": n_inside,
-            "out_of_scope": len(outside),
-            "in_scope_found": round(found_in / n_inside, 4) if n_inside else None,
-            "out_of_scope_no_evidence": round(rejected / len(outside), 4) if outside else None,
-            "high": _precision(answered, high_t),
-            "medium": _precision([a for a in answered if a[0] < high_t], medium_t),
-        },
+        "dev": {name: rates(g, model, levels, high_t, medium_t) for name, g in groups.items()},
     }
     print(json.dumps(summary, indent=2))
     return 0
-
-
-def _precision(answered: list[tuple[float, bool]], threshold: float) -> dict[str, float | int]:
-    above = [ok for c, ok in answered if c >= threshold]
-    share = round(sum(above) / len(above), 4) if above else 0.0
-    return {"count": len(above), "correct_share": share}
 
 
 if __name__ == "__main__":

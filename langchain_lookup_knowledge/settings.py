@@ -329,9 +329,9 @@ class LookupSettings(BaseSettings):
         description="relevanceLevel medium under evidence_decision=similarity.",
     )
     evidence_decision: Literal["calibrated", "similarity"] = Field(
-        # Opt-in: fitted on hybrid lookups, it rejects right answers of dense-only collections
-        # (a Milvus server before 2.5, an existing collection without BM25).
-        default="similarity",
+        # One model per retrieval family (hybrid, dense-only, BM25-only, unreadable question),
+        # so a dense-only collection (a Milvus server before 2.5) is judged on what it has.
+        default="calibrated",
         description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
         "question sets (similarity, query-term coverage, hybrid agreement, L0 match, BM25 "
         "score; evidence_model); similarity: any block above min_evidence_similarity is "
@@ -339,9 +339,9 @@ class LookupSettings(BaseSettings):
     )
     evidence_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(),
-        description="Logistic weights of the calibrated decision per retrieval family (dense: "
-        "dense or hybrid retrieval; sparse: BM25 alone) and signal; fitted by "
-        "evals/fit_decision.py.",
+        description="Logistic weights of the calibrated decision per retrieval family (hybrid; "
+        "dense: dense alone; sparse: BM25 alone; lexical: a question the embedder cannot read; "
+        "a missing family falls back to dense) and signal; fitted by evals/fit_decision.py.",
     )
     relevance_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(relevance=True),
@@ -349,14 +349,14 @@ class LookupSettings(BaseSettings):
         "confidence that the first block answers the question (same families and signals).",
     )
     found_confidence: UnitInterval = Field(
-        default=0.18,
+        default=0.5,
         description="Calibrated decision: below this confidence the lookup answers found=false.",
     )
     high_confidence: UnitInterval = Field(
-        default=0.775, description="Calibrated decision: relevanceLevel high."
+        default=0.764, description="Calibrated decision: relevanceLevel high."
     )
     medium_confidence: UnitInterval = Field(
-        default=0.19, description="Calibrated decision: relevanceLevel medium."
+        default=0.354, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 
@@ -23,6 +25,52 @@ def lookup(settings, embeddings, query: str, **overrides):
         embeddings=embeddings,
     )
     return LookupResult.model_validate(graph.invoke({"query": query})["result"])
+
+
+def default_lookup(settings, embeddings, query: str, **overrides):
+    """A lookup under the default decision (no evidence_decision override)."""
+    graph = build_lookup_graph(
+        settings.model_copy(update={"record_invocations": False, **overrides}),
+        embeddings=embeddings,
+    )
+    return LookupResult.model_validate(graph.invoke({"query": query})["result"])
+
+
+DENSE_ONLY = {"retrieval_mode": "dense", "cjk_retrieval_mode": "dense"}  # no BM25 leg at all
+
+
+@pytest.mark.parametrize("path", ["hybrid", "dense-only"])
+@pytest.mark.parametrize("query", ["how do I file my annual tax return online", "巧克力蛋糕的做法"])
+def test_off_topic_is_no_evidence_under_the_default(sample_kb_store, real_embeddings, path, query):
+    overrides = DENSE_ONLY if path == "dense-only" else {}
+    result = default_lookup(sample_kb_store, real_embeddings, query, **overrides)
+    assert result.found is False
+    assert result.evidence_status == "no_evidence"
+    assert result.evidence_blocks == []
+
+
+@pytest.mark.parametrize("path", ["hybrid", "dense-only"])
+@pytest.mark.parametrize(
+    ("query", "source"),
+    [
+        ("postgres read replica lag keeps growing", "databases/postgresql-replication-lag.md"),
+        ("my pod keeps crashing and restarting", "kubernetes/pod-crashloopbackoff.md"),
+        ("pgbouncer connection pool exhausted", "databases/pgbouncer-connection-exhaustion.md"),
+        ("数据库连接数满了怎么办", "databases/pgbouncer-connection-exhaustion.md"),
+    ],
+)
+def test_a_right_answer_stays_evidence_under_the_default(
+    sample_kb_store, real_embeddings, path, query, source
+):
+    """Dense-only too: the model of that path weighs no hybrid agreement it cannot have, and a
+    Chinese question the English-only embedder cannot read is judged on its terms alone."""
+    overrides = DENSE_ONLY if path == "dense-only" else {}
+    result = default_lookup(sample_kb_store, real_embeddings, query, **overrides)
+    assert result.found is True, result.retrieval_trace.notes
+    assert result.evidence_blocks[0].source == source
+    decided = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
+    assert decided
+    assert ">= found_confidence" in decided[0]
 
 
 def test_an_off_topic_question_gets_no_evidence(sample_kb_store, real_embeddings):

@@ -321,11 +321,15 @@ class _PipelineRunner:
     def run(self, desc: str = "pipeline", **overrides: Any) -> RunOutput:
         from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 
-        graph = build_lookup_graph(
-            eval_settings(self.settings, top_k=K, **overrides), embeddings=self.embedder
-        )
+        settings = eval_settings(self.settings, top_k=K, **overrides)
+        graph = build_lookup_graph(settings, embeddings=self.embedder)
         return run_pipeline(
-            graph, self.qset.queries, doc_id=stem, desc=desc, progress=self.progress
+            graph,
+            self.qset.queries,
+            doc_id=stem,
+            desc=desc,
+            progress=self.progress,
+            settings=settings,
         )
 
 

@@ -80,9 +80,14 @@ def run_pipeline(
     doc_id: Callable[[str], str] = str,
     desc: str = "pipeline",
     progress: bool = False,
+    settings: LookupSettings | None = None,
 ) -> RunOutput:
-    """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``."""
-    from langchain_lookup_knowledge.pipeline.decision import evidence_signals
+    """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``.
+
+    ``settings`` (the graph's): whether the embedder reads each question, for the evidence
+    signals' family (``similarity_readable``); None: it does.
+    """
+    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
 
     out = RunOutput(extra={"relevance": {}, "found": {}, "signals": {}, "fallbacks": 0})
     bar = _bar(len(queries), desc, progress)
@@ -93,7 +98,8 @@ def run_pipeline(
         out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
         out.extra["relevance"][qid] = result.relevance_level
         out.extra["found"][qid] = result.found
-        signals = evidence_signals(result.evidence_blocks, text)
+        readable = settings is None or similarity_readable(settings, text)
+        signals = evidence_signals(result.evidence_blocks, text, readable=readable)
         if signals is not None:
             out.extra["signals"][qid] = signals.as_dict()
         if result.retrieval_trace.fallback_reason:

@@ -8,6 +8,21 @@ lookup (a Chinese question the English-only embedder cannot read) its BM25 score
 term. A small logistic model per retrieval family turns them into a confidence in [0, 1] that
 the first block answers the question; ``found`` and ``relevanceLevel`` are thresholds on it.
 
+The family is the path the lookup took, so a model never weighs a signal that path lacks:
+
+* ``hybrid``: dense + BM25 fused (similarity, coverage, the legs' agreement);
+* ``dense``: dense alone, e.g. a collection without BM25 or a Milvus server before 2.5
+  (similarity, coverage: no second leg to agree with);
+* ``sparse``: BM25 alone (a CJK question under the English-only embedder): coverage;
+* ``lexical``: dense or hybrid on a question the embedder cannot read (a CJK question under
+  the English-only embedder, on a collection without a jieba BM25 field): its similarity is
+  noise, so coverage alone.
+
+A BM25-only or lexical lookup whose first block holds none of the question's terms is never
+evidence (nothing but the ranking vouches for it).
+
+A family missing from a model falls back to ``dense`` (the single model of earlier releases).
+
 The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
 are the defaults of :data:`DEFAULT_EVIDENCE_MODEL` and ``LookupSettings``.
 
@@ -24,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams, fold, word_key_set
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
 from langchain_lookup_knowledge.pipeline.rerank import query_terms
@@ -34,32 +50,46 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_EVIDENCE_MODEL",
     "DEFAULT_RELEVANCE_MODEL",
+    "FAMILIES",
     "FEATURES",
     "EvidenceDecision",
     "EvidenceSignals",
     "confidence",
+    "contributions",
     "decide_evidence",
     "evidence_signals",
+    "similarity_readable",
     "validate_evidence_model",
 ]
 
 FEATURES = ("similarity", "coverage", "title_overlap", "agreement", "l0_match", "bm25_per_term")
 """Signal names a model may weigh (besides ``bias``)."""
 
+FAMILIES = ("hybrid", "dense", "sparse", "lexical")
+"""Retrieval families a model may have weights for (see the module docstring)."""
+
+LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
+"""Families whose first block is evidence only if it holds a question term."""
+
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
 _AGREEMENT_TOP = 3
 
 # Fitted by evals/fit_decision.py on the dev splits of runbooks-en, runbooks-zh and APISIX en
-# with their out-of-scope questions (191 questions; see the README's evidence-decision figures).
+# with their out-of-scope questions, each looked up hybrid and dense-only (382 lookups; see the
+# README's evidence-decision figures). Each family's bias holds its threshold: found at 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
-    "dense": {"bias": -5.696, "similarity": 2.79, "coverage": 2.617, "agreement": 3.8},
-    "sparse": {"bias": -5.732, "coverage": 4.227, "bm25_per_term": 6.522},
+    "hybrid": {"bias": -4.035, "similarity": 2.811, "coverage": 2.658, "agreement": 3.519},
+    "dense": {"bias": -1.616, "similarity": 3.326, "coverage": 2.823},
+    "sparse": {"bias": -1.768, "coverage": 9.724},
+    "lexical": {"bias": -0.727, "coverage": 7.999},
 }
 """Found model: the confidence that the question is one the knowledge base answers."""
 
 DEFAULT_RELEVANCE_MODEL: dict[str, dict[str, float]] = {
-    "dense": {"bias": -8.117, "similarity": 1.187, "coverage": 3.865, "agreement": 6.286},
-    "sparse": {"bias": -3.248, "bm25_per_term": 2.755},
+    "hybrid": {"bias": -7.644, "similarity": 0.867, "coverage": 3.391, "agreement": 6.13},
+    "dense": {"bias": -1.599, "similarity": 0.004, "coverage": 3.465},
+    "sparse": {"bias": -3.015, "bm25_per_term": 2.44},
+    "lexical": {"bias": -2.016, "coverage": 5.86},
 }
 """Relevance model: the confidence that the first block is a relevant document."""
 
@@ -69,8 +99,9 @@ class EvidenceSignals:
     """What the decision reads, all from the final evidence blocks.
 
     Attributes:
-        family: ``"sparse"`` when BM25 alone ranked (its similarity is not readable), else
-            ``"dense"`` (dense or hybrid retrieval).
+        family: ``"hybrid"`` (dense + BM25 fused), ``"dense"`` (dense alone), ``"sparse"``
+            (BM25 alone) or ``"lexical"`` (dense or hybrid on a question the embedder cannot
+            read).
         similarity: The best dense similarity among the blocks.
         coverage: Share of the question's significant terms (words, CJK bigrams) in the first
             block (title, breadcrumb, content).
@@ -105,8 +136,30 @@ def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> float:
     return len(found) / len(terms)
 
 
-def evidence_signals(blocks: Sequence[EvidenceBlock], query: str) -> EvidenceSignals | None:
+def similarity_readable(settings: LookupSettings, query: str) -> bool:
+    """False when the embedder cannot read ``query``: mostly CJK under the bundled English-only
+    model (the condition of the CJK rule), so a dense similarity of it is noise.
+
+    Example:
+        >>> from langchain_lookup_knowledge.settings import LookupSettings
+        >>> similarity_readable(LookupSettings(), "pod 一直重启怎么办")
+        False
+        >>> similarity_readable(LookupSettings(), "pod keeps restarting")
+        True
+    """
+    cjk = cjk_count(query)
+    if cjk == 0 or cjk < latin_word_count(query):
+        return True
+    return not (settings.embedding_provider == "local" and settings.local_model_dir is None)
+
+
+def evidence_signals(
+    blocks: Sequence[EvidenceBlock], query: str, *, readable: bool = True
+) -> EvidenceSignals | None:
     """The decision's signals for ``blocks`` (best first) of ``query``; None without blocks.
+
+    ``readable``: whether the embedder reads the question (:func:`similarity_readable`); a
+    dense or hybrid lookup of a question it cannot read is of the ``lexical`` family.
 
     Example:
         >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
@@ -127,7 +180,9 @@ def evidence_signals(blocks: Sequence[EvidenceBlock], query: str) -> EvidenceSig
     bigrams = frozenset(cjk_bigrams(query))
     heading = f"{first.title}\n{first.breadcrumb}"
     similarities = [b.score_label.similarity for b in labelled if b.score_label is not None]
-    family = "sparse" if label.kind == "sparse" else "dense"
+    family = {"sparse": "sparse", "hybrid": "hybrid"}.get(label.kind, "dense")
+    if family != "sparse" and not readable:
+        family = "lexical"  # its dense similarity is noise
     if label.kind == "hybrid":
         agreement = label.rank_score or 0.0
     elif family == "dense":
@@ -159,8 +214,8 @@ def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:
         evidence model dense: unknown signal 'simlarity'
     """
     for family, weights in model.items():
-        if family not in {"dense", "sparse"}:
-            msg = f"evidence model: unknown family {family!r} (use dense, sparse)"
+        if family not in FAMILIES:
+            msg = f"evidence model: unknown family {family!r} (use {', '.join(FAMILIES)})"
             raise ValueError(msg)
         for name, value in weights.items():
             if name != "bias" and name not in FEATURES:
@@ -172,15 +227,39 @@ def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:
                 raise ValueError(msg)
 
 
+def _weights(
+    signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]
+) -> tuple[str, Mapping[str, float]]:
+    for family in (signals.family, "dense"):
+        if family in model:
+            return family, model[family]
+    return "none", {}
+
+
+def contributions(
+    signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    """Each weighed signal's share of the model's log-odds (``bias`` included): the why.
+
+    Example:
+        >>> model = {"dense": {"bias": -3.0, "similarity": 5.0, "coverage": 2.0}}
+        >>> contributions(EvidenceSignals(family="dense", similarity=0.6, coverage=0.5), model)
+        {'bias': -3.0, 'similarity': 3.0, 'coverage': 1.0}
+    """
+    _, weights = _weights(signals, model)
+    shares = {"bias": float(weights.get("bias", 0.0))}
+    for name in FEATURES:
+        if name in weights:
+            shares[name] = round(float(weights[name]) * float(getattr(signals, name)), 4)
+    return shares
+
+
 def confidence(signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]) -> float:
     """The model's confidence in [0, 1] that the first block answers the question.
 
     A family missing from ``model`` falls back to ``dense``.
     """
-    weights = model.get(signals.family) or model.get("dense") or {}
-    z = float(weights.get("bias", 0.0))
-    for name in FEATURES:
-        z += float(weights.get(name, 0.0)) * float(getattr(signals, name))
+    z = sum(contributions(signals, model).values())
     z = max(-60.0, min(60.0, z))
     return 1.0 / (1.0 + math.exp(-z))
 
@@ -224,11 +303,12 @@ def decide_evidence(
             max(similarities), high=settings.high_relevance, medium=settings.medium_relevance
         )
         return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
-    signals = evidence_signals(blocks, query)
+    signals = evidence_signals(blocks, query, readable=similarity_readable(settings, query))
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
     value = confidence(signals, settings.evidence_model)
-    found = value >= settings.found_confidence
+    unvouched = signals.family in LEXICAL_FAMILIES and signals.coverage == 0
+    found = value >= settings.found_confidence and not unvouched
     relevant = confidence(signals, settings.relevance_model)
     if relevant >= settings.high_confidence:
         level: RelevanceLevel = "high"
@@ -236,12 +316,24 @@ def decide_evidence(
         level = "medium"
     else:
         level = "low"
-    shown = ", ".join(f"{k}={v}" for k, v in signals.as_dict().items() if k != "family")
+    family, _ = _weights(signals, settings.evidence_model)
+    why = ", ".join(
+        f"{name} {getattr(signals, name):.3f} -> {share:+.2f}"
+        if name != "bias"
+        else f"bias {share:+.2f}"
+        for name, share in contributions(signals, settings.evidence_model).items()
+    )
     note = (
-        f"evidence decision ({signals.family}): confidence {value:.3f} "
+        f"evidence decision ({signals.family} model {family}): "
+        + ("found" if found else "no evidence")
+        + f", confidence {value:.3f} "
         + (">=" if found else "<")
-        + f" found_confidence {settings.found_confidence:g}; relevance {relevant:.3f} "
-        f"({shown})"
+        + f" found_confidence {settings.found_confidence:g} (log-odds: {why}); "
+        + ("no question term in the first block; " if unvouched else "")
+        + f"relevance {relevant:.3f}: {level if found else '-'} "
+        f"(high_confidence {settings.high_confidence:g}, "
+        f"medium_confidence {settings.medium_confidence:g}; "
+        f"{signals.terms} question terms)"
     )
     return EvidenceDecision(
         found=found, level=level if found else "low", confidence=value, signals=signals, note=note

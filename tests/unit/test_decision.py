@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.pipeline.decision import (
+    DEFAULT_EVIDENCE_MODEL,
     EvidenceSignals,
     confidence,
+    contributions,
     decide_evidence,
     evidence_signals,
 )
@@ -49,7 +53,7 @@ def test_signals_come_from_the_first_block_and_the_question():
         [block(0.5, reasons=("l0_title",)), block(0.7, rank_score=0.4)], "node disk full"
     )
     assert signals is not None
-    assert signals.family == "dense"
+    assert signals.family == "hybrid"
     assert signals.similarity == 0.7  # the best of the blocks
     assert signals.agreement == 1.0  # the first block: first in both hybrid lists
     assert (signals.coverage, signals.l0_match) == (1.0, 1.0)
@@ -96,3 +100,63 @@ def test_a_bad_evidence_model_is_named():
         LookupSettings(evidence_model={"dense": {"bias": 0.0, "simlarity": 1.0}})
     with pytest.raises(ConfigurationError, match="medium_confidence"):
         LookupSettings(medium_confidence=0.9, high_confidence=0.5)
+
+
+def test_the_family_is_the_path_the_lookup_took():
+    dense = block(0.6, kind="dense", rank_score=None)
+    assert evidence_signals([dense], "node disk full").family == "dense"
+    # a question the English-only embedder cannot read: its similarity is noise
+    assert evidence_signals([dense], "节点磁盘满了", readable=False).family == "lexical"
+    hybrid = block(0.6)
+    assert evidence_signals([hybrid], "节点磁盘满了", readable=False).family == "lexical"
+    sparse = block(0.1, kind="sparse", raw=-6.0)
+    assert evidence_signals([sparse], "节点磁盘满了", readable=False).family == "sparse"
+
+
+def test_a_dense_only_lookup_is_not_judged_on_a_leg_it_lacks():
+    """A dense-only lookup whose rerank put a less similar block first (agreement 0) keeps a
+    right answer: the dense model weighs no agreement (the single model of the previous release
+    rejected it)."""
+    first = block(0.55, kind="dense", rank_score=None, title="Node disk full")
+    more_similar = block(0.58, kind="dense", rank_score=None, title="Disk pressure")
+    signals = evidence_signals([first, more_similar], "node disk full")
+    assert signals is not None
+    assert signals.agreement == 0.0
+    assert "agreement" not in DEFAULT_EVIDENCE_MODEL["dense"]
+    decision = decide_evidence([first, more_similar], "node disk full", LookupSettings())
+    assert decision.found is True
+    assert "(dense model dense)" in decision.note
+
+
+def test_an_unreadable_question_needs_one_of_its_terms_in_the_first_block():
+    unrelated = block(
+        0.45, kind="dense", rank_score=None, title="Pod pending", content="Pods wait."
+    )
+    no_term = decide_evidence([unrelated], "巧克力蛋糕的做法", LookupSettings())
+    assert no_term.found is False
+    assert no_term.signals is not None
+    assert no_term.signals.family == "lexical"
+    assert "no question term in the first block" in no_term.note
+    holding = block(0.45, kind="dense", rank_score=None, title="数据库连接数满了", content="连接池")
+    assert decide_evidence([holding], "数据库连接数满了怎么办", LookupSettings()).found is True
+
+
+def test_a_model_without_the_family_falls_back_to_dense():
+    old_style = {"dense": {"bias": -1.0, "similarity": 4.0}}  # one model for every path
+    hybrid = EvidenceSignals(family="hybrid", similarity=0.5, agreement=1.0)
+    assert contributions(hybrid, old_style) == {"bias": -1.0, "similarity": 2.0}
+    assert confidence(hybrid, old_style) == pytest.approx(1 / (1 + math.exp(-1.0)))
+
+
+def test_the_note_says_why_with_each_signal_s_share():
+    decision = decide_evidence([block(0.8)], "node disk full", LookupSettings())
+    assert decision.found is True
+    assert "found, confidence" in decision.note
+    for name in DEFAULT_EVIDENCE_MODEL["hybrid"]:
+        assert (f"{name} " in decision.note) if name != "bias" else ("bias " in decision.note)
+
+
+def test_every_default_family_is_a_known_one():
+    with pytest.raises(ConfigurationError, match="unknown family 'dense_only'"):
+        LookupSettings(evidence_model={"dense_only": {"bias": 0.0}})
+    assert set(LookupSettings().evidence_model) == {"hybrid", "dense", "sparse", "lexical"}
