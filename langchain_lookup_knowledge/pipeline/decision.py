@@ -324,7 +324,9 @@ def decide_evidence(
         for name, share in contributions(signals, settings.evidence_model).items()
     )
     note = (
-        f"evidence decision ({signals.family} model {family}): "
+        f"evidence decision ({signals.family}"
+        + ("" if family == signals.family else f", {family} weights")
+        + "): "
         + ("found" if found else "no evidence")
         + f", confidence {value:.3f} "
         + (">=" if found else "<")

@@ -125,7 +125,7 @@ def test_a_dense_only_lookup_is_not_judged_on_a_leg_it_lacks():
     assert "agreement" not in DEFAULT_EVIDENCE_MODEL["dense"]
     decision = decide_evidence([first, more_similar], "node disk full", LookupSettings())
     assert decision.found is True
-    assert "(dense model dense)" in decision.note
+    assert decision.note.startswith("evidence decision (dense): found")
 
 
 def test_an_unreadable_question_needs_one_of_its_terms_in_the_first_block():
@@ -146,6 +146,8 @@ def test_a_model_without_the_family_falls_back_to_dense():
     hybrid = EvidenceSignals(family="hybrid", similarity=0.5, agreement=1.0)
     assert contributions(hybrid, old_style) == {"bias": -1.0, "similarity": 2.0}
     assert confidence(hybrid, old_style) == pytest.approx(1 / (1 + math.exp(-1.0)))
+    settings = LookupSettings(evidence_model=old_style)
+    assert "(hybrid, dense weights)" in decide_evidence([block(0.5)], "node disk", settings).note
 
 
 def test_the_note_says_why_with_each_signal_s_share():
