@@ -160,6 +160,8 @@ def _chunk_rows(
             layout.content_field: text,
             layout.vector_field: list(vector),
         }
+        if layout.lexical_field:  # the BM25 input: the indexed text in its lexical form
+            row[layout.lexical_field] = layout.bm25_text_of(text)
         if layout.metadata_field:
             row[layout.metadata_field] = metadata
         if layout.category_field:
@@ -534,6 +536,8 @@ def _batches(items: Sequence[str], size: int) -> list[list[str]]:
 def _row_problem(row: dict[str, Any], layout: CollectionLayout) -> str | None:
     """Why Milvus would refuse ``row`` (a field over its limit), checked before the upsert."""
     limits = [(layout.id_field, MAX_KEY), (layout.content_field, MAX_TEXT)]
+    if layout.lexical_field:
+        limits.append((layout.lexical_field, MAX_TEXT))
     if layout.source_field:
         limits.append((layout.source_field, MAX_KEY))
     if layout.category_field:

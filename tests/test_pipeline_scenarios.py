@@ -331,6 +331,19 @@ def test_same_evidence_key_collapses_to_one_block_whose_reasons_add_up(store, fa
     assert set(trace.contributing_attempts) <= {"filtered", "unfiltered_retry"}
 
 
+def test_after_an_unreliable_filtered_attempt_its_domain_boosts_nothing(store, fake):
+    # storage (the filtered attempt's category, from the lowvault keyword) was judged weak
+    result = lookup(store, fake, "gamma lowvault")
+    assert [a.name for a in result.retrieval_trace.attempts] == ["filtered", "unfiltered_retry"]
+    reasons = [r for b in result.evidence_blocks for r in b.hit_reasons]
+    assert "l0_domain" not in [r.kind for r in reasons]
+    assert all(
+        r.detail.endswith("attempt=unfiltered_retry") for r in reasons if r.kind == "l1_similarity"
+    )
+    trusting = lookup(store, fake, "gamma lowvault", l0_retry_guard=False)
+    assert "l0_domain" in [r.kind for b in trusting.evidence_blocks for r in b.hit_reasons]
+
+
 def test_postprocess_count_tracking(recorded):
     result, row = recorded("gamma lowvault")
     details = row["retrieval_details"]

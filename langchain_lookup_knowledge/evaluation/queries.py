@@ -90,6 +90,10 @@ BARE_CONFIGS: dict[str, BareConfig] = {
 _L0_BOOSTS = ("l0_title", "l0_keyword", "l0_alias", "l0_entity", "domain_match")
 ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "l0_filter": ("L0 category filter", {"l0_category_filter": False}),
+    "retry_guard": (
+        "retry guard (an unreliable filtered attempt ranks last)",
+        {"l0_retry_guard": False},
+    ),
     "l0_boosts": ("L0 boosts (title, keyword, alias, entity, domain)", {"_weights": _L0_BOOSTS}),
     "term_boosts": (
         "query-term boosts (coverage, title overlap)",

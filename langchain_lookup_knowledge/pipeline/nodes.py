@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.pipeline.attempts import (
     failed_step,
     fallback_reason,
     ms_since,
+    needs_retry,
     run_attempt,
     vectorstore_failed,
 )
@@ -207,12 +208,17 @@ class LookupNodes:
         plan = state["plan"]
         weights = RerankWeights.from_overrides(self.settings.rerank_weights)
         candidates = state.get("candidates") or []
+        attempts = state.get("attempts") or []
+        record = attempt_of_record(attempts)
         scored = rerank(
             candidates,
             plan.search_text,
             plan.l0,
             weights=weights,
-            ranks_of=attempt_of_record(state.get("attempts") or []),
+            ranks_of=record,
+            distrust_superseded=self.settings.l0_retry_guard
+            and record == "unfiltered_retry"
+            and any(needs_retry(a) for a in attempts),
         )
         selection = build_evidence_blocks(
             scored,

@@ -201,6 +201,7 @@ def plan_query(
         k=settings.rerank_pool,
         retrieval_mode=mode,
         row_count=layout.row_count if layout is not None else 0,
+        lexical=layout.lexical_form if layout is not None else None,
     )
     return QueryPlan(
         search_text=search_text,

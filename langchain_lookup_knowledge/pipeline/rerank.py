@@ -110,16 +110,25 @@ class ScoredCandidate:
     final: float
     reasons: list[HitReason] = field(default_factory=list)
     terms_found: int = 0  # the question's significant terms in the candidate, whatever the boost
+    superseded: bool = False  # of an attempt the router judged unreliable: ranks after the others
 
     @property
     def evidence_key(self) -> str:
         """The chunk identity of the candidate."""
         return self.candidate.evidence_key
 
-    def sort_key(self) -> tuple[float, float, str, str, str, int]:
-        """Final desc, base desc, then evidence_key, attempt, path, rank (deterministic)."""
+    def sort_key(self) -> tuple[bool, float, float, str, str, str, int]:
+        """Superseded last, then final desc, base desc, evidence_key, attempt, path, rank."""
         c = self.candidate
-        return (-self.final, -self.base, c.evidence_key, c.attempt, c.score_label.path, c.rank)
+        return (
+            self.superseded,
+            -self.final,
+            -self.base,
+            c.evidence_key,
+            c.attempt,
+            c.score_label.path,
+            c.rank,
+        )
 
 
 def query_terms(query: str) -> list[str]:
@@ -214,6 +223,9 @@ def _score_one(
     l0: L0Match | None,
     weights: RerankWeights,
     rank_comparable: bool = True,
+    *,
+    superseded: bool = False,
+    domain_boost: bool = True,
 ) -> ScoredCandidate:
     label = candidate.score_label
     base, how = l1_base(label, weights.similarity_share, rank_comparable=rank_comparable)
@@ -232,7 +244,7 @@ def _score_one(
             if l0_kind in matched:
                 weight = getattr(weights, reason_kind)
                 boost(reason_kind, f"{l0_kind}: {_terms_detail(matched[l0_kind])}", weight)
-        domains = {fold(d) for d in l0.hints.domains if d.strip()}
+        domains = {fold(d) for d in l0.hints.domains if d.strip()} if domain_boost else set()
         if candidate.category.strip() and fold(candidate.category) in domains:
             boost(
                 "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
@@ -255,7 +267,12 @@ def _score_one(
 
     final = base + sum(r.contribution for r in reasons[1:])
     return ScoredCandidate(
-        candidate=candidate, base=base, final=final, reasons=reasons, terms_found=len(covered)
+        candidate=candidate,
+        base=base,
+        final=final,
+        reasons=reasons,
+        terms_found=len(covered),
+        superseded=superseded,
     )
 
 
@@ -266,6 +283,7 @@ def rerank(
     *,
     weights: RerankWeights | None = None,
     ranks_of: str | None = None,
+    distrust_superseded: bool = False,
 ) -> list[ScoredCandidate]:
     """Score and sort candidates: base L1 similarity plus rule boosts, each one explained.
 
@@ -294,8 +312,18 @@ def rerank(
     weights = weights or RerankWeights()
     terms = query_terms(query)
     bigrams = frozenset(cjk_bigrams(query))
+    guard = distrust_superseded and ranks_of is not None
     scored = [
-        _score_one(c, terms, bigrams, l0, weights, ranks_of is None or c.attempt == ranks_of)
+        _score_one(
+            c,
+            terms,
+            bigrams,
+            l0,
+            weights,
+            ranks_of is None or c.attempt == ranks_of,
+            superseded=guard and c.attempt != ranks_of,
+            domain_boost=not guard,
+        )
         for c in candidates
     ]
     return sorted(scored, key=ScoredCandidate.sort_key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.core.models import Candidate
 from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text, drops_bm25_stopwords
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -41,11 +42,17 @@ class SearchRequest:
         k: int,
         retrieval_mode: str,
         row_count: int = 0,
+        lexical: LexicalForm | None = None,
     ) -> SearchRequest:
         """A request with the fusion and BM25 settings of ``settings``.
 
         ``row_count``: the collection's size (``bm25_drop_stopwords=auto`` decides by it).
+        ``lexical``: the lexical form of the collection's BM25 input (the BM25 text is put in
+        the same form: stems, identifier parts); ``None``: the collection indexes plain text.
         """
+        sparse = bm25_query_text(query_text) if drops_bm25_stopwords(settings, row_count) else None
+        if lexical is not None:
+            sparse = lexical.apply(sparse or query_text)
         return cls(
             query_text=query_text,
             query_vector=query_vector,
@@ -56,9 +63,7 @@ class SearchRequest:
             rrf_k=settings.rrf_k,
             dense_weight=settings.dense_weight,
             fetch_factor=settings.hybrid_fetch_factor,
-            sparse_text=(
-                bm25_query_text(query_text) if drops_bm25_stopwords(settings, row_count) else None
-            ),
+            sparse_text=sparse,
         )
 
     @property

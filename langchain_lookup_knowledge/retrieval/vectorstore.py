@@ -56,11 +56,15 @@ def _dense_vector_output_class() -> type[Any]:
     from langchain_milvus import Milvus
 
     class _DenseVectorOutputMilvus(Milvus):
+        lexical_field: str | None = None
+
         def _dense_field(self) -> str:
             return str(self._as_list(self._vector_field)[0])
 
         def _get_output_fields(self) -> list[str]:
-            return [*super()._get_output_fields(), self._dense_field()]
+            # Not the BM25 input field (the lexical form of the text): nothing reads it back.
+            fields = [f for f in super()._get_output_fields() if f != self.lexical_field]
+            return [*fields, self._dense_field()]
 
         def _parse_document(self, data: dict[str, Any]) -> Document:
             vector = data.pop(self._dense_field(), None)
@@ -145,7 +149,7 @@ def open_vectorstore(
         kwargs |= {
             "vector_field": [layout.vector_field, layout.sparse_field],
             "builtin_function": BM25BuiltInFunction(
-                input_field_names=layout.content_field,
+                input_field_names=layout.lexical_field or layout.content_field,
                 output_field_names=layout.sparse_field,
                 enable_match=False,
             ),
@@ -155,7 +159,11 @@ def open_vectorstore(
             ],
             "search_params": [dense_search_params(layout, settings), SPARSE_SEARCH_PARAMS],
         }
-        return (_dense_vector_output_class() if dense_vectors else Milvus)(**kwargs)
+        if not dense_vectors:
+            return Milvus(**kwargs)
+        store = _dense_vector_output_class()(**kwargs)
+        store.lexical_field = layout.lexical_field
+        return store
     kwargs |= {
         "vector_field": layout.vector_field,
         "index_params": dense_index,

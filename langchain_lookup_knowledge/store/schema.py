@@ -1,9 +1,11 @@
 """Create or open the chunk and catalog collections, and check they fit the configuration.
 
-The chunk collection: ``pk`` (evidenceKey), ``text`` (analysed for BM25 where the server can),
-``vector``, ``sparse`` (BM25 function output), ``metadata`` (JSON), ``category`` and ``source``
-(scalars: filtering on a JSON path is ~30x slower). Field names are configuration; an existing
-collection's real schema and index decide what is used.
+The chunk collection: ``pk`` (evidenceKey), ``text`` (the chunk as shown), ``lexical`` (its
+lexical form, :mod:`~langchain_lookup_knowledge.core.lexical`, the BM25 input of an English
+collection; a Chinese one, or one built before, analyses ``text`` itself), ``vector``, ``sparse``
+(BM25 function output), ``metadata`` (JSON), ``category`` and ``source`` (scalars: filtering on
+a JSON path is ~30x slower). Field names are configuration; an existing collection's real schema
+and index decide what is used (its lexical form too: it is recorded in the field's description).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
+from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     SchemaMismatchError,
@@ -59,6 +62,12 @@ class CollectionLayout:
     source_field: str | None
     analyzer: str | None
     row_count: int = 0  # entities when the collection was opened (0: unknown)
+    lexical_field: str | None = None  # the BM25 input when it is not content_field
+    lexical_form: LexicalForm | None = None  # how lexical_field was made (None: plain text)
+
+    def bm25_text_of(self, text: str) -> str:
+        """What the BM25 input field holds for ``text`` (a chunk's or a question's)."""
+        return self.lexical_form.apply(text) if self.lexical_form is not None else text
 
     @property
     def has_bm25(self) -> bool:
@@ -121,17 +130,46 @@ def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> d
     return {"metric_type": layout.metric_type, "params": params}
 
 
+def configured_lexical_form(settings: LookupSettings, analyzer: str | None) -> LexicalForm | None:
+    """The lexical form a new collection's BM25 input gets (``standard`` analyzer only: jieba
+    reads Chinese, which stemming and identifier rules do not touch); None: the plain text.
+
+    Example:
+        >>> configured_lexical_form(LookupSettings(), "standard")
+        LexicalForm(stem=False, split_identifiers=True)
+        >>> configured_lexical_form(LookupSettings(), "jieba") is None
+        True
+    """
+    if analyzer != "standard" or not (settings.bm25_stemming or settings.bm25_split_identifiers):
+        return None
+    return LexicalForm(
+        stem=settings.bm25_stemming, split_identifiers=settings.bm25_split_identifiers
+    )
+
+
+def _analyzed(analyzer: str) -> dict[str, Any]:
+    params = {"type": "standard"} if analyzer == "standard" else {"tokenizer": analyzer}
+    return {"enable_analyzer": True, "analyzer_params": params}
+
+
 def _create_chunk_collection(
     client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
 ) -> None:
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field(settings.id_field, DataType.VARCHAR, max_length=MAX_KEY, is_primary=True)
+    form = configured_lexical_form(settings, analyzer)
+    bm25_input = settings.lexical_field if form is not None else settings.content_field
     text_kwargs: dict[str, Any] = {"max_length": MAX_TEXT}
-    if analyzer:
-        text_kwargs |= {"enable_analyzer": True, "analyzer_params": {"tokenizer": analyzer}}
-        if analyzer == "standard":
-            text_kwargs["analyzer_params"] = {"type": "standard"}
+    if analyzer and form is None:
+        text_kwargs |= _analyzed(analyzer)
     schema.add_field(settings.content_field, DataType.VARCHAR, **text_kwargs)
+    if analyzer and form is not None:
+        schema.add_field(
+            settings.lexical_field,
+            DataType.VARCHAR,
+            max_length=MAX_TEXT,
+            **_analyzed(analyzer),
+        )
     schema.add_field(settings.vector_field, DataType.FLOAT_VECTOR, dim=dimension)
     schema.add_field(settings.metadata_field, DataType.JSON)
     if settings.category_field:
@@ -145,9 +183,10 @@ def _create_chunk_collection(
         schema.add_field(settings.sparse_field, DataType.SPARSE_FLOAT_VECTOR)
         schema.add_function(
             Function(
-                name=f"{settings.content_field}_bm25",
+                # The lexical form is recorded in the name (Milvus Lite keeps no descriptions).
+                name=f"{bm25_input}_bm25" + (f"_{form.marker}" if form is not None else ""),
                 function_type=FunctionType.BM25,
-                input_field_names=[settings.content_field],
+                input_field_names=[bm25_input],
                 output_field_names=[settings.sparse_field],
             )
         )
@@ -255,12 +294,18 @@ def describe_chunk_collection(
         )
         raise SchemaMismatchError(msg)
     sparse = settings.sparse_field if settings.sparse_field in fields else None
-    if sparse is not None and not _has_bm25_function(info, sparse):
-        sparse = None
-    text_params = fields[settings.content_field].get("params", {})
+    bm25_input, function_name = _bm25_input(info, sparse) if sparse is not None else (None, "")
+    if bm25_input is None or bm25_input not in fields:
+        sparse = bm25_input = None
     analyzer = None
-    if sparse is not None:
-        analyzer = "jieba" if "jieba" in str(text_params.get("analyzer_params", "")) else "standard"
+    lexical_field: str | None = None
+    lexical_form: LexicalForm | None = None
+    if bm25_input is not None:
+        params = str(fields[bm25_input].get("params", {}).get("analyzer_params", ""))
+        analyzer = "jieba" if "jieba" in params else "standard"
+        if bm25_input != settings.content_field:
+            lexical_field = bm25_input
+            lexical_form = _lexical_form_of(name, function_name)
     metadata = settings.metadata_field if settings.metadata_field in fields else None
     ensure_loaded(client, name)
     try:
@@ -281,7 +326,21 @@ def describe_chunk_collection(
         source_field=settings.source_field if settings.source_field in fields else None,
         analyzer=analyzer,
         row_count=row_count,
+        lexical_field=lexical_field,
+        lexical_form=lexical_form,
     )
+
+
+def _lexical_form_of(collection: str, function_name: str) -> LexicalForm | None:
+    """The lexical form recorded in a BM25 function's name (None: its input is plain text)."""
+    try:
+        return LexicalForm.parse(function_name)
+    except ValueError as exc:
+        msg = (
+            f"collection {collection!r}: {exc}: ingest the knowledge base into a new "
+            "collection (or drop this one and ingest again)"
+        )
+        raise SchemaMismatchError(msg) from None
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -346,13 +405,16 @@ def ensure_loaded(client: MilvusClient, name: str) -> None:
         client.load_collection(name)
 
 
-def _has_bm25_function(info: dict[str, Any], sparse_field: str) -> bool:
+def _bm25_input(info: dict[str, Any], sparse_field: str) -> tuple[str | None, str]:
+    """The input field and the name of the BM25 function writing ``sparse_field`` (None, "":
+    no such function)."""
     for function in info.get("functions", []) or []:
         outputs = function.get("output_field_names") or []
         kind = str(function.get("type", ""))
         if sparse_field in outputs and ("BM25" in kind.upper() or kind == "1"):
-            return True
-    return False
+            inputs = function.get("input_field_names") or []
+            return (str(inputs[0]) if inputs else None), str(function.get("name", ""))
+    return None, ""
 
 
 def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) -> str:

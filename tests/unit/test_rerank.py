@@ -7,8 +7,8 @@ import random
 import pytest
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
-from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
+from langchain_lookup_knowledge.pipeline.l0 import L0Match, L0Matcher
+from langchain_lookup_knowledge.pipeline.models import Candidate, L0Hints, ScoreLabel
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, query_terms, rerank
 
 NODE = CatalogEntry(
@@ -223,3 +223,74 @@ def test_without_ranks_of_every_rank_counts() -> None:
     retry = fused("k8s/y.md#0", similarity=0.60, rank_score=0.8, attempt="unfiltered_retry")
     scored = rerank([filtered, retry], "zzz", None, weights=RerankWeights(first_chunk=0))
     assert all("superseded" not in s.reasons[0].detail for s in scored)
+
+
+# --- after the router judged the filtered attempt unreliable ------------------------------
+
+
+def _storage_l0() -> L0Match:
+    """An L0 match naming the single domain ``storage`` (the filtered attempt's category)."""
+    return L0Match(hints=L0Hints(domains=["storage"]))
+
+
+def _in_category(candidate: Candidate, category: str) -> Candidate:
+    return candidate.model_copy(update={"category": category})
+
+
+def test_a_distrusted_filtered_attempt_ranks_after_the_retry_and_loses_its_domain_boost() -> None:
+    # rank 1 within its category and a better cosine, but the router retried without the filter
+    filtered = _in_category(
+        fused("storage/a.md#1", similarity=0.80, rank_score=1.0, attempt="filtered"), "storage"
+    )
+    retry = _in_category(
+        fused("net/b.md#1", similarity=0.55, rank_score=0.9, attempt="unfiltered_retry"), "net"
+    )
+    weights = RerankWeights(first_chunk=0)
+    trusting = rerank(
+        [filtered, retry], "zzz", _storage_l0(), weights=weights, ranks_of="unfiltered_retry"
+    )
+    assert trusting[0].evidence_key == "storage/a.md#1"  # what the guard is for
+    assert "l0_domain" in [r.kind for r in trusting[0].reasons]
+
+    guarded = rerank(
+        [filtered, retry],
+        "zzz",
+        _storage_l0(),
+        weights=weights,
+        ranks_of="unfiltered_retry",
+        distrust_superseded=True,
+    )
+    assert [s.evidence_key for s in guarded] == ["net/b.md#1", "storage/a.md#1"]
+    assert [s.superseded for s in guarded] == [False, True]
+    assert all(r.kind != "l0_domain" for s in guarded for r in s.reasons)
+    # the scores still explain themselves: only the order tier changed
+    assert guarded[1].final == pytest.approx(sum(r.contribution for r in guarded[1].reasons))
+
+
+def test_a_distrusted_retry_keeps_the_domain_boost_of_no_one() -> None:
+    retry = _in_category(
+        fused("storage/c.md#0", similarity=0.6, rank_score=0.9, attempt="unfiltered_retry"),
+        "storage",
+    )
+    [scored] = rerank(
+        [retry], "zzz", _storage_l0(), ranks_of="unfiltered_retry", distrust_superseded=True
+    )
+    assert "l0_domain" not in [r.kind for r in scored.reasons]
+    [plain] = rerank([retry], "zzz", _storage_l0(), ranks_of="unfiltered")
+    assert "l0_domain" in [r.kind for r in plain.reasons]  # no retry: the domain still counts
+
+
+def test_a_chunk_both_attempts_found_is_scored_as_the_retry_found_it() -> None:
+    from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
+
+    filtered = fused("storage/a.md#1", similarity=0.70, rank_score=1.0, attempt="filtered")
+    retry = fused("storage/a.md#1", similarity=0.70, rank_score=0.4, attempt="unfiltered_retry")
+    scored = rerank(
+        [filtered, retry], "zzz", None, ranks_of="unfiltered_retry", distrust_superseded=True
+    )
+    selection = build_evidence_blocks(
+        scored, top_k=5, per_document_cap=2, min_similarity=0.2, l0_participated=False
+    )
+    [block] = selection.blocks
+    assert block.hit_reasons[0].detail.endswith("attempt=unfiltered_retry")
+    assert selection.contributing_attempts == ["unfiltered_retry"]
