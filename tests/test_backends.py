@@ -133,12 +133,15 @@ def clone_collection(
     client = open_client(src)
     rows = client.query(src.collection, filter='pk != ""', output_fields=CHUNK_FIELDS)
     catalog = copy_catalog_rows(client, src)
-    ensure_chunk_collection(client, dst, len(rows[0]["vector"]), "standard")
+    layout = ensure_chunk_collection(client, dst, len(rows[0]["vector"]), "standard")
     catalog_name = ensure_catalog_collection(client, dst)
     out: list[dict] = []
     for row in rows:
         row = {k: row[k] for k in CHUNK_FIELDS} | {"vector": [float(x) for x in row["vector"]]}
         out.extend(transform(row) if transform else [row])
+    if layout.lexical_field:  # the BM25 input, made from each (transformed) text as ingest does
+        for row in out:
+            row[layout.lexical_field] = layout.bm25_text_of(row["text"])
     client.insert(dst.collection, out)
     client.insert(catalog_name, catalog)
     client.flush(dst.collection)

@@ -185,6 +185,28 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     assert again["baselines"]["dense"]["cached"] is True
 
 
+def test_another_lexical_form_is_another_beir_collection(tmp_path: Path):
+    from langchain_lookup_knowledge.evaluation.beir import (
+        corpus_documents,
+        load_beir,
+        pipeline_collection,
+    )
+    from langchain_lookup_knowledge.settings import LookupSettings
+
+    folder = tmp_path / "sample-beir"
+    write_beir_from_sample_kb(folder)
+    data = load_beir(folder, "test", None)
+    docs = corpus_documents(data)
+    names = {
+        pipeline_collection(
+            data, LookupSettings(bm25_stemming=stem, bm25_split_identifiers=ids), docs
+        )
+        for stem in (False, True)
+        for ids in (False, True)
+    }
+    assert len(names) == 4  # a cached collection of another form is never reused
+
+
 def test_eval_beir_names_a_missing_file(tmp_path: Path, capsys):
     (tmp_path / "corpus.jsonl").write_text("", encoding="utf-8")
     code = main(["eval", "beir", str(tmp_path), "--uri", str(tmp_path / "x.db")])

@@ -26,6 +26,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from langchain_lookup_knowledge.core.lexical import LEXICAL_VERSION
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.baseline import BareKind, BareStore, progress_enabled
 from langchain_lookup_knowledge.evaluation.metrics import aggregate
@@ -149,7 +150,8 @@ def bare_documents(data: BeirData) -> tuple[list[Document], list[str]]:
 def pipeline_collection(
     data: BeirData, settings: LookupSettings, docs: list[KnowledgeDocument]
 ) -> str:
-    """Collection name from the corpus, the chunking and the embedded text of a sample."""
+    """Collection name from the corpus, the chunking, the embedded text of a sample and the
+    lexical form of the BM25 input."""
     sample = "\n".join(
         embedding_text(c, d)
         for d in docs[:5]
@@ -161,6 +163,8 @@ def pipeline_collection(
         f"{settings.chunk_size}/{settings.chunk_overlap}",
         sample,
         settings.bm25_analyzer,
+        # the lexical form of the BM25 input (core.lexical): another form is another collection
+        f"lex{LEXICAL_VERSION}s{int(settings.bm25_stemming)}i{int(settings.bm25_split_identifiers)}",
     )
 
 
