@@ -174,6 +174,14 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     assert search["parent_run_id"] in {
         r["run_id"] for r in client.updated if r["name"] == "retrieve_vectorstore"
     }
+    # the node runs LangSmith receives carry the summaries: the text once, in the documents
+    (node,) = [r for r in client.updated if r["name"] == "retrieve_vectorstore"]
+    posted = node["outputs"]["candidates"]
+    assert [c["evidence_key"] for c in posted] == [
+        (d.metadata if isinstance(d, Document) else d["metadata"])["evidence_key"]
+        for d in search["outputs"]["documents"]
+    ]
+    assert all("content" not in c for c in posted)
 
 
 # --- what each node's run records: trace-only summaries that say what the node decided ---------
