@@ -82,14 +82,7 @@ def _selection(selection: EvidenceSelection | None) -> dict[str, Any] | None:
 def _context_pack(pack: ContextPack | None) -> dict[str, Any] | None:
     if pack is None:
         return None
-    return {
-        "included_sources": pack.included_sources,
-        "omitted_sources": pack.omitted_sources,
-        "budget": pack.budget,
-        "used": pack.used,
-        "truncated": pack.truncated,
-        "text_chars": len(pack.text),
-    }
+    return pack.model_dump(exclude={"text"}) | {"text_chars": len(pack.text)}  # all but the text
 
 
 def _result(result: LookupResult | None) -> dict[str, Any] | None:
