@@ -36,10 +36,22 @@ def render_text(report: dict[str, Any]) -> str:
     if not totals.get("lookups"):
         lines.append("no lookups recorded in this period")
         return "\n".join(lines)
+    sections = (
+        _totals(totals),
+        _daily(report.get("daily") or []),
+        _gaps(report.get("gaps") or {}),
+        _documents(report.get("documents") or {}),
+        _routing(report.get("routing") or []),
+    )
+    for section in sections:  # each after a blank line
+        lines += ["", *section]
+    return "\n".join(lines)
+
+
+def _totals(totals: dict[str, Any]) -> list[str]:
     relevance = totals.get("relevance") or {}
     latency = totals.get("latency_ms") or {}
-    lines += [
-        "",
+    return [
         f"lookups {totals['lookups']}, found {_pct(totals.get('found_rate'))}; relevance "
         f"high {relevance.get('high')}, medium {relevance.get('medium')}, low "
         f"{relevance.get('low')}, no evidence {relevance.get('no_evidence')}",
@@ -48,20 +60,22 @@ def render_text(report: dict[str, Any]) -> str:
         f"{totals.get('path_fallbacks')}; errors {totals.get('errors')} "
         f"({_pairs(totals.get('errors_by_kind') or {})})",
         f"latency p50 {latency.get('p50')} ms, p95 {latency.get('p95')} ms",
-        "",
-        "per day: day lookups found% retried% p50ms p95ms",
     ]
-    for day in report.get("daily") or []:
-        lines.append(
-            f"  {day['day']} {day['lookups']:>7} {_pct(day['found_rate']):>6} "
-            f"{_pct(day['retry_rate']):>8} {day['latency_p50_ms']} {day['latency_p95_ms']}"
-        )
-    gaps = report.get("gaps") or {}
-    lines += [
-        "",
+
+
+def _daily(days: list[dict[str, Any]]) -> list[str]:
+    return ["per day: day lookups found% retried% p50ms p95ms"] + [
+        f"  {day['day']} {day['lookups']:>7} {_pct(day['found_rate']):>6} "
+        f"{_pct(day['retry_rate']):>8} {day['latency_p50_ms']} {day['latency_p95_ms']}"
+        for day in days
+    ]
+
+
+def _gaps(gaps: dict[str, Any]) -> list[str]:
+    lines = [
         f"knowledge gaps: {gaps.get('lookups')} lookups with no evidence or low relevance, "
         f"{gaps.get('distinct_questions')} distinct questions, grouped {gaps.get('method')} "
-        f"({gaps.get('why')})",
+        f"({gaps.get('why')})"
     ]
     for group in (gaps.get("groups") or [])[:GAP_GROUPS_SHOWN]:
         nearest = ", ".join(
@@ -74,8 +88,11 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"         nearest: {nearest}")
         for kind, values in (group.get("l0_hints") or {}).items():
             lines.append(f"         L0 {kind}: {', '.join(values)}")
-    documents = report.get("documents") or {}
-    lines += ["", "most cited (lookups, evidence blocks, in context pack):"]
+    return lines
+
+
+def _documents(documents: dict[str, Any]) -> list[str]:
+    lines = ["most cited (lookups, evidence blocks, in context pack):"]
     for doc in (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]:
         lines.append(
             f"  {doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}  "
@@ -95,8 +112,11 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"  [{doc['category']}] {doc['source']}  {doc['title']}")
     if len(never) > DOCUMENTS_SHOWN:
         lines.append(f"  ... {len(never) - DOCUMENTS_SHOWN} more (--json lists them all)")
-    routing = report.get("routing") or []
-    lines += ["", "category routing (L0 filter retried unfiltered):"]
+    return lines
+
+
+def _routing(routing: list[dict[str, Any]]) -> list[str]:
+    lines = ["category routing (L0 filter retried unfiltered):"]
     for row in routing:
         flag = "  <- the L0 domain misleads here" if row["misleads"] else ""
         lines.append(
@@ -106,4 +126,4 @@ def render_text(report: dict[str, Any]) -> str:
         )
     if not routing:
         lines.append("  no lookup used an L0 category filter")
-    return "\n".join(lines)
+    return lines
