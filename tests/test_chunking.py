@@ -95,6 +95,19 @@ def test_cjk_documents_get_smaller_chunks():
     assert len(chunks) >= 4
 
 
+def test_a_short_cjk_document_stays_one_chunk():
+    sections = ["## 含义\n\nJob 完成失败。", "## 影响\n\n处理计划任务失败。"]
+    sections.append("## 诊断\n\n" + "检查 Job 的 Pod 事件和日志，找出失败原因。" * 20)
+    body = "# KubeJobFailed\n\n" + "\n\n".join(sections)
+    assert 400 < len(body) <= 1000
+    chunks = chunk_document(_doc(body, "zh/job.md"), chunk_size=1000, overlap=100)
+    assert len(chunks) == 1
+    assert "计划任务失败" in chunks[0].text
+    assert "找出失败原因" in chunks[0].text
+    longer = body + "\n\n## 缓解\n\n" + "删除失败的 Job 后告警消失。" * 40
+    assert len(chunk_document(_doc(longer, "zh/job.md"), chunk_size=1000, overlap=100)) >= 3
+
+
 def test_chunking_is_deterministic():
     doc = _doc("# X\n\n" + _paragraphs("stable", 40))
     first = chunk_document(doc, chunk_size=250, overlap=25)

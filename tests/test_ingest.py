@@ -385,7 +385,7 @@ def test_changing_the_chunk_size_rechunks_unchanged_files(kb_settings, tmp_path,
     assert again.indexed == ["a.md"]  # same bytes, chunked another way: written again
     assert again.chunks_written > first.chunks_written
     assert len(chunk_rows(smaller, "a.md")) == again.chunks_written  # no stale chunk left
-    assert catalog(smaller)["a.md"].chunking == f"v3/{smaller.chunk_size}/{smaller.chunk_overlap}"
+    assert catalog(smaller)["a.md"].chunking == f"v4/{smaller.chunk_size}/{smaller.chunk_overlap}"
 
 
 # --- categories from a side file ----------------------------------------------------------
