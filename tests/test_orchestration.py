@@ -309,7 +309,7 @@ def test_trace_has_a_run_per_node_the_retriever_documents_and_no_vector(
     assert retriever.outputs["documents"]
     sent = [dumps_json({"inputs": r.inputs, "outputs": r.outputs, "extra": r.extra}) for r in runs]
     # what a LangSmith tracer sends: each node sees its own input keys, not the whole state,
-    # and records large values as summaries (pipeline.tracing): 201 KB before, about 81 KB now
+    # and records large values as summaries (pipeline.tracing): 201 KB before, about 72 KB now
     assert sum(map(len, sent)) < 100_000
     postprocess = next(r for r in runs if r.name == "postprocess")
     assert set(postprocess.inputs) <= {"plan", "attempts", "candidates"}

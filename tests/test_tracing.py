@@ -211,7 +211,12 @@ def test_node_runs_record_summaries_that_say_what_each_node_decided(kb_settings,
     assert [c["content_chars"] for c in candidates] == [len(d.page_content) for d in docs]
     assert all("content" not in c for c in candidates)
     assert retrieve.outputs["attempts"][0].candidates == len(candidates)
-    assert node_run(runs, "postprocess").inputs["candidates"] == candidates
+    # a node that reads them records a reference: what it read, not the values again
+    assert node_run(runs, "postprocess").inputs["candidates"] == {
+        "count": len(candidates),
+        "by_attempt": {retrieve.outputs["attempts"][0].name: len(candidates)},
+    }
+    assert node_run(runs, "postprocess").inputs["plan"]["search_text"] == artifact["query"]
     # postprocess: the step counts and the rerank trace (every boost) of the returned blocks
     selection = node_run(runs, "postprocess").outputs["selection"]
     assert selection["final_count"] == len(artifact["evidenceBlocks"])
@@ -219,6 +224,9 @@ def test_node_runs_record_summaries_that_say_what_each_node_decided(kb_settings,
     assert [e.to_json_dict() for e in selection["rerank_trace"]] == artifact["rerankTrace"]
     assert selection["contributing_attempts"] == artifact["retrievalTrace"]["contributingAttempts"]
     # pack_context: what was packed within the budget, without the packed text
+    assert node_run(runs, "pack_context").inputs["selection"]["evidence_keys"] == [
+        b["evidenceKey"] for b in artifact["evidenceBlocks"]
+    ]
     pack = node_run(runs, "pack_context").outputs["context_pack"]
     assert pack["included_sources"] == artifact["contextPack"]["includedSources"]
     assert pack["text_chars"] == len(artifact["contextPack"]["text"])

@@ -39,6 +39,7 @@ from langchain_lookup_knowledge.pipeline.state import (
     RecordInput,
     RetrieveInput,
     RouteInput,
+    StartRouteInput,
 )
 from langchain_lookup_knowledge.pipeline.tracing import NODE_TRACE_POLICY
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -70,7 +71,7 @@ class LookupRouters:
         self.sdk_first = settings.mode == "sdk"
 
     def route_start(
-        self, state: RouteInput
+        self, state: StartRouteInput
     ) -> Literal["retrieve_vectorstore", "retrieve_sdk", "postprocess"]:
         """First L1 path by mode; no first attempt (L1 off, nothing to search) skips L1."""
         if state["plan"].first_attempt is None:

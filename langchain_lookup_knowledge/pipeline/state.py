@@ -98,10 +98,15 @@ class LookupState(TypedDict, total=False):
 
 
 # What each node and router reads (its input schema): a node's traced input is these keys only.
-class RouteInput(TypedDict, total=False):
-    """What the routers read."""
+class StartRouteInput(TypedDict, total=False):
+    """What the first router reads (whether the plan has a first attempt)."""
 
     plan: QueryPlan
+
+
+class RouteInput(TypedDict, total=False):
+    """What the routers after an attempt read."""
+
     attempts: list[RetrievalAttempt]
 
 

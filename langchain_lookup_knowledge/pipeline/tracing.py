@@ -1,24 +1,30 @@
 """What a traced lookup records for each node: compact summaries of the state, trace-only.
 
 Each node's run (in LangSmith, or any LangChain tracer) records its input keys and its state
-update, but a value that is large and repeated from node to node is recorded as a summary that
-still says what the node decided: the candidates as their keys, ranks and score labels (their
-text is the retriever run's ``documents``); the evidence selection as its step counts and the
-rerank trace (every boost with its contribution); the context pack without its text; the result
-as its decision (``found``, status, relevance, hint, the blocks' keys and scores) and its
-retrieval trace. The query vector is never recorded. The full values are passed between the
-nodes unchanged, and the graph run's own output (and the tool run's) is the complete result.
+update, but a value that is large and repeated from node to node is recorded once, as a summary
+on the run of the node that produced it, and as a short reference on the runs of the nodes that
+read it. The summaries still say what each node decided: the candidates as their keys, ranks and
+scores (their text is the retriever run's ``documents``); the evidence selection as its step
+counts and the rerank trace (every boost with its contribution); the context pack without its
+text; the result as its decision (``found``, status, relevance, hint, the blocks' keys and
+scores) and its retrieval trace. A reference is what the reader needs to follow along (the
+plan's search text and filters, the candidates' count per attempt, the selected evidence keys).
+The query vector is never recorded. The full values are passed between the nodes unchanged, and
+the graph run's own output (and the tool run's) is the complete result.
 
 LangGraph applies :data:`NODE_TRACE_POLICY` (``add_node(trace_policy=...)``) to tracers only:
 ``stream``/``astream_events`` and checkpoints see the real values.
 
 Example:
-    >>> summarize_state({"query_vector": bytes(1536), "path_used": "sdk"})
+    >>> summarize_update({"query_vector": bytes(1536), "path_used": "sdk"})
     {'query_vector': {'float32_values': 384}, 'path_used': 'sdk'}
+    >>> summarize_input({"candidates": []})
+    {'candidates': {'count': 0, 'by_attempt': {}}}
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,8 +37,9 @@ from langchain_lookup_knowledge.core.models import (
     LookupResult,
 )
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
-__all__ = ["NODE_TRACE_POLICY", "summarize_state"]
+__all__ = ["NODE_TRACE_POLICY", "summarize_input", "summarize_update"]
 
 
 def _vector(packed: bytes | None) -> dict[str, int] | None:
@@ -146,15 +153,66 @@ _SUMMARIES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def summarize_state(values: Any) -> Any:
-    """What a tracer records for a node's input or state update (other values: unchanged)."""
-    if not isinstance(values, dict):
-        return values
+def _plan_reference(plan: QueryPlan | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    first = plan.first_attempt
     return {
-        key: (_SUMMARIES[key](value) if key in _SUMMARIES else value)
-        for key, value in values.items()
+        "search_text": plan.search_text,
+        "retrieval_mode": plan.retrieval_mode,
+        "category_filter": plan.category_filter,
+        "caller_filter": plan.caller_filter,
+        "first_attempt": first.name if first is not None else None,
     }
 
 
-NODE_TRACE_POLICY = TracePolicy(process_inputs=summarize_state, process_outputs=summarize_state)
+def _candidates_reference(candidates: Sequence[Candidate]) -> dict[str, Any]:
+    return {"count": len(candidates), "by_attempt": dict(Counter(c.attempt for c in candidates))}
+
+
+def _selection_reference(selection: EvidenceSelection | None) -> dict[str, Any] | None:
+    if selection is None:
+        return None
+    return {
+        "final_count": selection.final_count,
+        "evidence_keys": [b.evidence_key for b in selection.blocks],
+    }
+
+
+def _result_reference(result: LookupResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {
+        "found": result.found,
+        "relevance_level": result.relevance_level,
+        "evidence_keys": [b.evidence_key for b in result.evidence_blocks],
+    }
+
+
+_REFERENCES: dict[str, Callable[[Any], Any]] = {
+    **_SUMMARIES,
+    "plan": _plan_reference,
+    "candidates": _candidates_reference,
+    "selection": _selection_reference,
+    "lookup_result": _result_reference,
+}
+
+
+def _apply(values: Any, table: dict[str, Callable[[Any], Any]]) -> Any:
+    if not isinstance(values, dict):
+        return values
+    return {key: (table[key](value) if key in table else value) for key, value in values.items()}
+
+
+def summarize_update(values: Any) -> Any:
+    """What a tracer records for a node's state update: large values as their summary."""
+    return _apply(values, _SUMMARIES)
+
+
+def summarize_input(values: Any) -> Any:
+    """What a tracer records for a node's input: values another node produced, by reference."""
+    return _apply(values, _REFERENCES)
+
+
+NODE_TRACE_POLICY = TracePolicy(process_inputs=summarize_input, process_outputs=summarize_update)
 """The trace policy of every node of the lookup graph (see the module docstring)."""
