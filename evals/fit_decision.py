@@ -66,8 +66,10 @@ def read_rows(paths: list[str]) -> list[dict]:
         if report.get("blind") or any(m in files.lower() for m in HELD_OUT):
             sys.exit(f"{path}: a held-out report ({files}); fit on dev reports only")
         mode = report.get("settings", {}).get("retrieval_mode", "")
+        first = Path(files.split(", ")[0]).stem  # e.g. runbooks_zh_dev: the set, its language
+        lang = "zh" if "_zh" in first else "en"
         for row in report.get("signals", []):
-            rows.append(row | {"report": path, "mode": mode})
+            rows.append(row | {"report": path, "mode": mode, "set": first, "lang": lang})
     return rows
 
 
@@ -140,8 +142,10 @@ def fit_found(rows: list[dict], min_found: float, l2: float) -> dict[str, dict[s
         )
         keep = math.ceil(min_found * len(scores))
         threshold = scores[len(scores) - keep]
-        weights["bias"] += logit(FOUND_CONFIDENCE) - logit(threshold) + 1e-6
+        weights["bias"] += logit(FOUND_CONFIDENCE) - logit(threshold)
         model[family] = {k: round(v, 3) for k, v in weights.items()}
+        # rounded up, so the row at the threshold stays found
+        model[family]["bias"] = math.ceil(weights["bias"] * 1000 + 1e-6) / 1000
     return model
 
 
@@ -214,9 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     groups: dict[str, list[dict]] = {"all": rows}
     for r in rows:
         groups.setdefault(f"mode={r['mode']}", []).append(r)
-        lang = "zh" if str(r.get("kb", "")).endswith("_zh") else "en"
-        groups.setdefault(f"mode={r['mode']} lang={lang}", []).append(r)
-        groups.setdefault(f"kb={r['kb']}", []).append(r)
+        groups.setdefault(f"mode={r['mode']} lang={r['lang']}", []).append(r)
+        groups.setdefault(f"mode={r['mode']} set={r['set']}", []).append(r)
         groups.setdefault(f"family={r.get('family', 'none')}", []).append(r)
     summary = {
         "evidence_model": model,

@@ -3,6 +3,10 @@
 * ``in_scope_found``: share of answerable questions that got ``found=true``.
 * ``out_of_scope_no_evidence``: share of questions the knowledge base does not answer that got
   ``found=false`` (None without such questions).
+* ``right_answers_found``: share of answerable questions whose reranked first block (before
+  the decision: ``extra["first"]``, else the ranking) is a relevant document that got
+  ``found=true`` (a right answer the decision withheld counts against it;
+  a wrong first block it withheld does not).
 * per ``relevanceLevel`` (answers with ``found=true`` only): how many, and the share whose first
   block is a relevant document (an out-of-scope answer is never correct).
 
@@ -13,6 +17,8 @@ Example:
     >>> rates = decision_rates(run, {"q1": {"a": 1.0}, "q2": {}})
     >>> rates["in_scope_found"], rates["out_of_scope_no_evidence"], rates["levels"]["high"]
     (1.0, 1.0, {'count': 1, 'correct': 1, 'correct_share': 1.0})
+    >>> rates["right_answers_found"]
+    1.0
 """
 
 from __future__ import annotations
@@ -38,6 +44,12 @@ def decision_rates(run: RunOutput, qrels: Mapping[str, Mapping[str, float]]) -> 
     levels: Mapping[str, str] = run.extra.get("relevance", {})
     inside = [q for q, rel in qrels.items() if any(g > 0 for g in rel.values())]
     outside = [q for q in qrels if q not in set(inside)]
+    firsts: Mapping[str, str] = run.extra.get("first", {})
+    right = [
+        q
+        for q in inside
+        if first_is_relevant([firsts[q]] if q in firsts else run.rankings.get(q, []), qrels[q])
+    ]
     per_level: dict[str, dict[str, Any]] = {}
     for level in LEVELS:
         answered = [q for q in qrels if found.get(q) and levels.get(q) == level]
@@ -59,4 +71,7 @@ def decision_rates(run: RunOutput, qrels: Mapping[str, Mapping[str, float]]) -> 
         if outside
         else None,
         "levels": per_level,
+        "right_answers_found": round(sum(1 for q in right if found.get(q)) / len(right), 4)
+        if right
+        else None,
     }

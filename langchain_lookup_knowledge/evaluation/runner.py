@@ -98,6 +98,9 @@ def run_pipeline(
         result = LookupResult.model_validate(graph.invoke({"query": text})["result"])
         out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
         out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
+        # the reranked first block even when the decision withheld it (found=false)
+        if result.rerank_trace:
+            out.extra.setdefault("first", {})[qid] = doc_id(result.rerank_trace[0].source)
         out.extra["relevance"][qid] = result.relevance_level
         out.extra["found"][qid] = result.found
         readable = settings is None or similarity_readable(settings, text)

@@ -162,3 +162,23 @@ def test_every_default_family_is_a_known_one():
     with pytest.raises(ConfigurationError, match="unknown family 'dense_only'"):
         LookupSettings(evidence_model={"dense_only": {"bias": 0.0}})
     assert set(LookupSettings().evidence_model) == {"hybrid", "dense", "sparse", "lexical"}
+
+
+def test_a_withheld_right_answer_counts_against_the_decision():
+    """right_answers_found reads the reranked first block, which a found=false result no longer
+    lists among its blocks: a withheld right answer is a miss, a withheld wrong one is not."""
+    from langchain_lookup_knowledge.evaluation.decision import decision_rates
+    from langchain_lookup_knowledge.evaluation.runner import RunOutput
+
+    run = RunOutput(
+        rankings={"kept": ["a"], "withheld_right": [], "withheld_wrong": []},
+        extra={
+            "found": {"kept": True, "withheld_right": False, "withheld_wrong": False},
+            "relevance": {"kept": "high"},
+            "first": {"kept": "a", "withheld_right": "b", "withheld_wrong": "x"},
+        },
+    )
+    qrels = {"kept": {"a": 1.0}, "withheld_right": {"b": 1.0}, "withheld_wrong": {"c": 1.0}}
+    rates = decision_rates(run, qrels)
+    assert rates["in_scope_found"] == pytest.approx(1 / 3, abs=1e-4)
+    assert rates["right_answers_found"] == 0.5
