@@ -349,9 +349,11 @@ class LookupSettings(BaseSettings):
         description="relevanceLevel medium under evidence_decision=similarity.",
     )
     evidence_decision: Literal["calibrated", "similarity"] = Field(
-        # One model per retrieval family (hybrid, dense-only, BM25-only, unreadable question),
-        # so a dense-only collection (a Milvus server before 2.5) is judged on what it has.
-        default="calibrated",
+        # Opt-in: on the test splits it withholds evidence from 60% of out-of-scope questions
+        # (the similarity rule: 36%) and its `high` is right 95% of the time (81%), but it also
+        # withholds 8.5% of in-scope questions (Chinese ones mostly, nearly all wrong answers):
+        # the targets (in-scope >= 0.97, out-of-scope >= 0.8) are not met. README: the figures.
+        default="similarity",
         description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
         "question sets (similarity, query-term coverage, hybrid agreement, L0 match, BM25 "
         "score; evidence_model); similarity: any block above min_evidence_similarity is "
@@ -373,10 +375,10 @@ class LookupSettings(BaseSettings):
         description="Calibrated decision: below this confidence the lookup answers found=false.",
     )
     high_confidence: UnitInterval = Field(
-        default=0.764, description="Calibrated decision: relevanceLevel high."
+        default=0.752, description="Calibrated decision: relevanceLevel high."
     )
     medium_confidence: UnitInterval = Field(
-        default=0.354, description="Calibrated decision: relevanceLevel medium."
+        default=0.341, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(

@@ -28,12 +28,8 @@ def lookup(settings, embeddings, query: str, **overrides):
 
 
 def default_lookup(settings, embeddings, query: str, **overrides):
-    """A lookup under the default decision (no evidence_decision override)."""
-    graph = build_lookup_graph(
-        settings.model_copy(update={"record_invocations": False, **overrides}),
-        embeddings=embeddings,
-    )
-    return LookupResult.model_validate(graph.invoke({"query": query})["result"])
+    """A lookup under the calibrated decision with its default models and thresholds."""
+    return lookup(settings, embeddings, query, **overrides)
 
 
 DENSE_ONLY = {"retrieval_mode": "dense", "cjk_retrieval_mode": "dense"}  # no BM25 leg at all
@@ -41,7 +37,9 @@ DENSE_ONLY = {"retrieval_mode": "dense", "cjk_retrieval_mode": "dense"}  # no BM
 
 @pytest.mark.parametrize("path", ["hybrid", "dense-only"])
 @pytest.mark.parametrize("query", ["how do I file my annual tax return online", "巧克力蛋糕的做法"])
-def test_off_topic_is_no_evidence_under_the_default(sample_kb_store, real_embeddings, path, query):
+def test_off_topic_is_no_evidence_under_the_fitted_models(
+    sample_kb_store, real_embeddings, path, query
+):
     overrides = DENSE_ONLY if path == "dense-only" else {}
     result = default_lookup(sample_kb_store, real_embeddings, query, **overrides)
     assert result.found is False
@@ -59,7 +57,7 @@ def test_off_topic_is_no_evidence_under_the_default(sample_kb_store, real_embedd
         ("数据库连接数满了怎么办", "databases/pgbouncer-connection-exhaustion.md"),
     ],
 )
-def test_a_right_answer_stays_evidence_under_the_default(
+def test_a_right_answer_stays_evidence_under_the_fitted_models(
     sample_kb_store, real_embeddings, path, query, source
 ):
     """Dense-only too: the model of that path weighs no hybrid agreement it cannot have, and a

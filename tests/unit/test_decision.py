@@ -18,6 +18,8 @@ from langchain_lookup_knowledge.pipeline.decision import (
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, HitReason, ScoreLabel
 from langchain_lookup_knowledge.settings import LookupSettings
 
+CALIBRATED = LookupSettings(evidence_decision="calibrated")
+
 
 def block(
     similarity: float,
@@ -123,7 +125,7 @@ def test_a_dense_only_lookup_is_not_judged_on_a_leg_it_lacks():
     assert signals is not None
     assert signals.agreement == 0.0
     assert "agreement" not in DEFAULT_EVIDENCE_MODEL["dense"]
-    decision = decide_evidence([first, more_similar], "node disk full", LookupSettings())
+    decision = decide_evidence([first, more_similar], "node disk full", CALIBRATED)
     assert decision.found is True
     assert decision.note.startswith("evidence decision (dense): found")
 
@@ -132,13 +134,13 @@ def test_an_unreadable_question_needs_one_of_its_terms_in_the_first_block():
     unrelated = block(
         0.45, kind="dense", rank_score=None, title="Pod pending", content="Pods wait."
     )
-    no_term = decide_evidence([unrelated], "巧克力蛋糕的做法", LookupSettings())
+    no_term = decide_evidence([unrelated], "巧克力蛋糕的做法", CALIBRATED)
     assert no_term.found is False
     assert no_term.signals is not None
     assert no_term.signals.family == "lexical"
     assert "no question term in the first block" in no_term.note
     holding = block(0.45, kind="dense", rank_score=None, title="数据库连接数满了", content="连接池")
-    assert decide_evidence([holding], "数据库连接数满了怎么办", LookupSettings()).found is True
+    assert decide_evidence([holding], "数据库连接数满了怎么办", CALIBRATED).found is True
 
 
 def test_a_model_without_the_family_falls_back_to_dense():
@@ -146,12 +148,12 @@ def test_a_model_without_the_family_falls_back_to_dense():
     hybrid = EvidenceSignals(family="hybrid", similarity=0.5, agreement=1.0)
     assert contributions(hybrid, old_style) == {"bias": -1.0, "similarity": 2.0}
     assert confidence(hybrid, old_style) == pytest.approx(1 / (1 + math.exp(-1.0)))
-    settings = LookupSettings(evidence_model=old_style)
+    settings = LookupSettings(evidence_decision="calibrated", evidence_model=old_style)
     assert "(hybrid, dense weights)" in decide_evidence([block(0.5)], "node disk", settings).note
 
 
 def test_the_note_says_why_with_each_signal_s_share():
-    decision = decide_evidence([block(0.8)], "node disk full", LookupSettings())
+    decision = decide_evidence([block(0.8)], "node disk full", CALIBRATED)
     assert decision.found is True
     assert "found, confidence" in decision.note
     for name in DEFAULT_EVIDENCE_MODEL["hybrid"]:
