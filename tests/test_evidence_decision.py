@@ -13,6 +13,7 @@ import pytest
 
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.settings import LookupSettings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -125,3 +126,72 @@ def test_the_fit_script_refuses_a_held_out_report(tmp_path: Path):
     )
     assert done.returncode != 0
     assert "held-out" in done.stderr
+
+
+def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: Path):
+    """Each family's threshold is folded into its bias: at found_confidence 0.5 the fitted model
+    keeps at least --min-found of that family's dev in-scope rows, and a BM25-only first block
+    without a question term is never found."""
+    import random
+
+    rng = random.Random(7)
+    signals = []
+    for i in range(120):
+        inside = i % 4 != 0
+        family = ("hybrid", "dense", "sparse")[i % 3]
+        base = 0.55 if inside else 0.3
+        signals.append(
+            {
+                "id": f"q{i}",
+                "in_scope": inside,
+                "correct": inside and rng.random() < 0.7,
+                "family": family,
+                "similarity": base + rng.uniform(-0.2, 0.2),
+                "coverage": (0.0 if family == "sparse" and i % 11 == 0 else 0.2)
+                + (0.3 if inside else 0.0) * rng.random(),
+                "agreement": rng.uniform(0.5, 1.0),
+                "bm25_per_term": rng.uniform(0.3, 2.0),
+            }
+        )
+    report = {
+        "file": "evals/x_dev.jsonl",
+        "blind": False,
+        "signals": signals,
+        "settings": {"retrieval_mode": "hybrid"},
+    }
+    saved = tmp_path / "dev.json"
+    saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "evals" / "fit_decision.py"), "--min-found", "0.9", str(saved)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    fit = json.loads(done.stdout)
+    assert fit["found_confidence"] == 0.5
+    settings = LookupSettings(
+        evidence_decision="calibrated",
+        evidence_model=fit["evidence_model"],
+        relevance_model=fit["relevance_model"],
+    )
+    from langchain_lookup_knowledge.pipeline.decision import EvidenceSignals, confidence
+
+    for family in ("hybrid", "dense", "sparse"):
+        rows = [r for r in signals if r["family"] == family and r["in_scope"]]
+        vouched = [r for r in rows if family != "sparse" or r["coverage"] > 0]
+        kept = [
+            r
+            for r in vouched
+            if confidence(
+                EvidenceSignals(
+                    **{
+                        k: r[k]
+                        for k in ("family", "similarity", "coverage", "agreement", "bm25_per_term")
+                    }
+                ),
+                settings.evidence_model,
+            )
+            >= 0.5
+        ]
+        assert len(kept) >= 0.9 * len(vouched), family
+    assert fit["dev"]["all"]["in_scope_found"] >= 0.85
