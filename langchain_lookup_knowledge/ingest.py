@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.errors import (
@@ -40,7 +41,6 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
     chunking_signature,
-    cjk_ratio,
     embedding_text,
     evidence_key,
 )
@@ -124,11 +124,12 @@ class IngestReport:
 
 
 def choose_analyzer(settings: LookupSettings, docs: Sequence[KnowledgeDocument]) -> str | None:
-    """The BM25 analyzer: configured, or jieba when the knowledge base is mostly CJK."""
+    """The BM25 analyzer: configured, or jieba when the knowledge base is CJK
+    (:func:`~langchain_lookup_knowledge.core.text.is_cjk_corpus`)."""
     if settings.bm25_analyzer != "auto":
         return settings.bm25_analyzer
     sample = "".join(d.body[:2000] for d in docs[:200])
-    return "jieba" if cjk_ratio(sample) > 0.3 else "standard"
+    return "jieba" if is_cjk_corpus(sample) else "standard"
 
 
 def _chunk_rows(

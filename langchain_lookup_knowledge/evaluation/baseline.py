@@ -50,11 +50,12 @@ def rrf_ranker(k: int = BARE_RRF_K) -> Any:
 
 
 def bm25_analyzer_params(texts: Sequence[str]) -> dict[str, Any]:
-    """jieba for mostly-CJK text (``standard`` makes a Chinese sentence one token)."""
-    from langchain_lookup_knowledge.knowledge.chunking import cjk_ratio
+    """jieba for CJK text, by the ingest's rule (``standard`` makes a Chinese sentence one
+    token)."""
+    from langchain_lookup_knowledge.core.text import is_cjk_corpus
 
     sample = "".join(t[:2000] for t in texts[:200])
-    return {"tokenizer": "jieba"} if cjk_ratio(sample) > 0.3 else {"type": "standard"}
+    return {"tokenizer": "jieba"} if is_cjk_corpus(sample) else {"type": "standard"}
 
 
 class BareStore:

@@ -471,6 +471,7 @@ def _run_baselines(
         f"{BARE_CHUNK_SIZE}/{BARE_CHUNK_OVERLAP}",
     )
     analyzer = bm25_analyzer_params([d.page_content for d in docs])
+    tokenizer = "jieba" if analyzer.get("tokenizer") == "jieba" else "standard"
     shared = SharedDocumentVectors(runner.embedder.inner)
     stores: dict[BareKind, tuple[BareStore, bool, float]] = {}
     out: dict[str, Any] = {}
@@ -479,7 +480,9 @@ def _run_baselines(
         if config.kind not in stores:
             store = BareStore(
                 settings,
-                f"bare_{key}_{config.kind}",
+                # A BM25 collection is analysed once: another analyzer is another collection.
+                f"bare_{key}_{config.kind}"
+                + (f"_{tokenizer}" if config.kind != "dense" and tokenizer == "jieba" else ""),
                 config.kind,
                 None if config.kind == "bm25" else shared,
                 analyzer_params=analyzer,
@@ -503,6 +506,7 @@ def _run_baselines(
             "ingest_s": ingest_s,
             "misses@5": len(_misses(bare.rankings, qset)),
             "fetch_k": config.fetch_k,
+            "analyzer": None if config.kind == "dense" else tokenizer,
         }
     return out, values
 
