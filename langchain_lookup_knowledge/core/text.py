@@ -109,8 +109,10 @@ def is_cjk_corpus(sample: str) -> bool:
     split Chinese) and 2.3 CJK characters per Latin word.
 
     Example:
-        >>> is_cjk_corpus("配置 `limit-count` 插件限制速率"), is_cjk_corpus("pod restart 重启")
-        (True, False)
+        >>> is_cjk_corpus("配置 `limit-count` 插件限制速率")
+        True
+        >>> is_cjk_corpus("pod restart loop 重启")
+        False
     """
     return cjk_count(sample) >= max(1, latin_word_count(sample))
 
