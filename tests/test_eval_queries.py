@@ -87,6 +87,30 @@ def test_every_bare_configuration_and_the_evidence_decision(sample_kb_store, out
     assert answered == 12 + len(answered_outside)
 
 
+def test_bare_runs_only_the_wirings_named(sample_kb_store):
+    report, _ = run(
+        [
+            "eval",
+            "queries",
+            str(QUESTIONS),
+            "--kb",
+            str(SAMPLE_KB),
+            "--bare",
+            "bm25",
+            *store_args(sample_kb_store),
+        ]
+    )
+    assert set(report["baselines"]) == {"bm25"}
+    assert report["baselines"]["bm25"]["analyzer"] == "standard"  # the mixed sample KB
+    assert set(report["per_question"]) == {"pipeline", "bm25"}
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["eval", "queries", str(QUESTIONS), "--kb", str(SAMPLE_KB), "--bare",
+                     "bm42", *store_args(sample_kb_store)])  # fmt: skip
+    assert code != 0
+    assert "unknown bare wiring 'bm42'" in err.getvalue()
+
+
 def test_ablations_report_what_each_component_adds(sample_kb_store):
     report, _ = run(
         [

@@ -221,6 +221,24 @@ def bare_chunks(
     return docs, ids
 
 
+def _bare_configs(names: Sequence[str] | None) -> dict[str, BareConfig]:
+    """The bare wirings named (all of :data:`BARE_CONFIGS` for None).
+
+    Example:
+        >>> list(_bare_configs(["bm25"])), len(_bare_configs(None))
+        (['bm25'], 4)
+    """
+    if names is None:
+        return dict(BARE_CONFIGS)
+    unknown = [n for n in names if n not in BARE_CONFIGS]
+    if unknown or not names:
+        raise ConfigurationError(
+            f"unknown bare wiring {unknown[0] if unknown else ''!r}: use one or more of "
+            + ", ".join(BARE_CONFIGS)
+        )
+    return {n: BARE_CONFIGS[n] for n in dict.fromkeys(names)}
+
+
 def _bare_search(store: BareStore, config: BareConfig, query: str) -> list[str]:
     kwargs: dict[str, Any] = {}
     if config.kind == "hybrid":
@@ -361,6 +379,7 @@ def run_queries(
     ablate: bool | Sequence[str] = False,
     blind: bool | None = None,
     show_progress: bool | None = None,
+    bare: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Score the question file on the pipeline collection (and bare baselines with ``kb``).
 
@@ -373,7 +392,12 @@ def run_queries(
         blind: Leave question texts, rankings and signals out of the report; None: for a
             held-out file (:func:`is_held_out`).
         show_progress: Progress bars (None: on a terminal).
+        bare: The names of :data:`BARE_CONFIGS` to run (None: all of them).
+
+    Raises:
+        ConfigurationError: an unknown name in ``bare`` (before anything runs).
     """
+    configs = _bare_configs(bare)
     progress = progress_enabled(show_progress)
     blind = is_held_out(path) if blind is None else blind
     qset = load_questions(path, kb_name=kb_name)
@@ -392,7 +416,7 @@ def run_queries(
     baselines: dict[str, Any] = {}
     if kb is not None:
         baselines, bare_values = _run_baselines(
-            Path(kb), settings, runner, qset, progress, only=sources or None
+            Path(kb), settings, runner, qset, progress, only=sources or None, configs=configs
         )
         per_question |= bare_values
         for name in baselines:
@@ -455,6 +479,7 @@ def _run_baselines(
     progress: bool,
     *,
     only: set[str] | None,
+    configs: Mapping[str, BareConfig] = BARE_CONFIGS,
 ) -> tuple[dict[str, Any], dict[str, dict[str, list[float]]]]:
     root = root.expanduser()
     if not root.is_dir():
@@ -476,7 +501,7 @@ def _run_baselines(
     stores: dict[BareKind, tuple[BareStore, bool, float]] = {}
     out: dict[str, Any] = {}
     values: dict[str, dict[str, list[float]]] = {}
-    for name, config in BARE_CONFIGS.items():
+    for name, config in configs.items():
         if config.kind not in stores:
             store = BareStore(
                 settings,
