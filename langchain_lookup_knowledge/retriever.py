@@ -167,4 +167,3 @@ def _cached(embeddings: Embeddings | None, settings: LookupSettings) -> CachedQu
     if isinstance(embeddings, CachedQueryEmbeddings):
         return embeddings
     return CachedQueryEmbeddings(embeddings, settings.query_cache_size)
-

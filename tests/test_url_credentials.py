@@ -61,8 +61,6 @@ def test_settings_dumps_and_repr_mask_url_passwords():
     assert PG_PASSWORD in settings.invocation_db_url
 
 
-
-
 def run_texts(collector: RunCollectorCallbackHandler) -> str:
     return "\n".join(run.model_dump_json() for run in collector.traced_runs)
 
