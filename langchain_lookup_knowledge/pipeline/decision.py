@@ -34,12 +34,23 @@ Example:
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.pipeline.evidence_model import (
+    DEFAULT_EVIDENCE_MODEL,
+    DEFAULT_RELEVANCE_MODEL,
+    FAMILIES,
+    FEATURES,
+    LEXICAL_FAMILIES,
+    EvidenceSignals,
+    confidence,
+    contributions,
+    family_weights,
+    validate_evidence_model,
+)
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams, fold, word_key_set
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
 from langchain_lookup_knowledge.pipeline.rerank import query_terms
@@ -62,71 +73,9 @@ __all__ = [
     "validate_evidence_model",
 ]
 
-FEATURES = ("similarity", "coverage", "title_overlap", "agreement", "l0_match", "bm25_per_term")
-"""Signal names a model may weigh (besides ``bias``)."""
-
-FAMILIES = ("hybrid", "dense", "sparse", "lexical")
-"""Retrieval families a model may have weights for (see the module docstring)."""
-
-LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
-"""Families whose first block is evidence only if it holds a question term."""
 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
 _AGREEMENT_TOP = 3
-
-# Fitted by evals/fit_decision.py on the dev splits of runbooks-en, runbooks-zh, APISIX en and
-# APISIX zh with their out-of-scope questions, each looked up hybrid and dense-only (452
-# lookups; see the README's evidence-decision figures). Each family's bias holds its
-# threshold: found at confidence 0.5.
-DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -4.356, "similarity": 3.456, "coverage": 1.988, "agreement": 4.005},
-    "dense": {"bias": -1.618, "similarity": 3.328, "coverage": 2.835},
-    "sparse": {"bias": -1.439, "coverage": 7.918},
-    "lexical": {"bias": -0.356, "coverage": 4.275},
-}
-"""Found model: the confidence that the question is one the knowledge base answers."""
-
-DEFAULT_RELEVANCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -7.867, "similarity": 0.094, "coverage": 4.097, "agreement": 6.574},
-    "dense": {"bias": -1.916, "similarity": 0.424, "coverage": 3.605},
-    "sparse": {"bias": -2.875, "bm25_per_term": 2.473},
-    "lexical": {"bias": -2.358, "coverage": 7.611},
-}
-"""Relevance model: the confidence that the first block is a relevant document."""
-
-
-@dataclass(frozen=True)
-class EvidenceSignals:
-    """What the decision reads, all from the final evidence blocks.
-
-    Attributes:
-        family: ``"hybrid"`` (dense + BM25 fused), ``"dense"`` (dense alone), ``"sparse"``
-            (BM25 alone) or ``"lexical"`` (dense or hybrid on a question the embedder cannot
-            read).
-        similarity: The best dense similarity among the blocks.
-        coverage: Share of the question's significant terms (words, CJK bigrams) in the first
-            block (title, breadcrumb, content).
-        title_overlap: Share of them in the first block's title or breadcrumb.
-        agreement: Hybrid: the first block's fused rank score (1.0: first in both lists);
-            dense: 1.0 when the first block is also the most similar; sparse: 0.
-        l0_match: 1.0 when L0 matched the first block's document by title, keyword, alias or
-            entity.
-        bm25_per_term: BM25-only: the first block's BM25 score divided by the question's terms.
-        terms: The question's significant terms.
-    """
-
-    family: str
-    similarity: float = 0.0
-    coverage: float = 0.0
-    title_overlap: float = 0.0
-    agreement: float = 0.0
-    l0_match: float = 0.0
-    bm25_per_term: float = 0.0
-    terms: int = 0
-
-    def as_dict(self) -> dict[str, float | str]:
-        """Rounded, for traces and evaluation reports."""
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
 def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> float:
@@ -204,67 +153,6 @@ def evidence_signals(
     )
 
 
-def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:
-    """Raise ``ValueError`` naming an unknown family or signal, or a non-finite weight.
-
-    Example:
-        >>> try:
-        ...     validate_evidence_model({"dense": {"bias": 0, "simlarity": 1}})
-        ... except ValueError as exc:
-        ...     print(str(exc)[:48])
-        evidence model dense: unknown signal 'simlarity'
-    """
-    for family, weights in model.items():
-        if family not in FAMILIES:
-            msg = f"evidence model: unknown family {family!r} (use {', '.join(FAMILIES)})"
-            raise ValueError(msg)
-        for name, value in weights.items():
-            if name != "bias" and name not in FEATURES:
-                known = ", ".join(("bias", *FEATURES))
-                msg = f"evidence model {family}: unknown signal {name!r} (use {known})"
-                raise ValueError(msg)
-            if not isinstance(value, int | float) or not math.isfinite(value):
-                msg = f"evidence model {family}.{name}: weight must be finite, got {value!r}"
-                raise ValueError(msg)
-
-
-def _weights(
-    signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]
-) -> tuple[str, Mapping[str, float]]:
-    for family in (signals.family, "dense"):
-        if family in model:
-            return family, model[family]
-    return "none", {}
-
-
-def contributions(
-    signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]
-) -> dict[str, float]:
-    """Each weighed signal's share of the model's log-odds (``bias`` included): the why.
-
-    Example:
-        >>> model = {"dense": {"bias": -3.0, "similarity": 5.0, "coverage": 2.0}}
-        >>> contributions(EvidenceSignals(family="dense", similarity=0.6, coverage=0.5), model)
-        {'bias': -3.0, 'similarity': 3.0, 'coverage': 1.0}
-    """
-    _, weights = _weights(signals, model)
-    shares = {"bias": float(weights.get("bias", 0.0))}
-    for name in FEATURES:
-        if name in weights:
-            shares[name] = round(float(weights[name]) * float(getattr(signals, name)), 4)
-    return shares
-
-
-def confidence(signals: EvidenceSignals, model: Mapping[str, Mapping[str, float]]) -> float:
-    """The model's confidence in [0, 1] that the first block answers the question.
-
-    A family missing from ``model`` falls back to ``dense``.
-    """
-    z = sum(contributions(signals, model).values())
-    z = max(-60.0, min(60.0, z))
-    return 1.0 / (1.0 + math.exp(-z))
-
-
 @dataclass(frozen=True)
 class EvidenceDecision:
     """What the decision concluded, and from what (for the trace).
@@ -317,7 +205,7 @@ def decide_evidence(
         level = "medium"
     else:
         level = "low"
-    family, _ = _weights(signals, settings.evidence_model)
+    family, _ = family_weights(signals, settings.evidence_model)
     why = ", ".join(
         f"{name} {getattr(signals, name):.3f} -> {share:+.2f}"
         if name != "bias"
