@@ -51,9 +51,9 @@ from langchain_lookup_knowledge.pipeline.evidence_model import (
     family_weights,
     validate_evidence_model,
 )
-from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams, fold, word_key_set
+from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
-from langchain_lookup_knowledge.pipeline.rerank import query_terms
+from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query_terms
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
@@ -76,14 +76,6 @@ __all__ = [
 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
 _AGREEMENT_TOP = 3
-
-
-def _share(terms: Sequence[str], bigrams: frozenset[str], text: str) -> float:
-    if not terms:
-        return 0.0
-    words, folded = word_key_set(text), fold(text)
-    found = [t for t in terms if (t in folded if t in bigrams else t in words)]
-    return len(found) / len(terms)
 
 
 def similarity_readable(settings: LookupSettings, query: str) -> bool:
@@ -128,7 +120,9 @@ def evidence_signals(
     assert label is not None
     terms = query_terms(query)
     bigrams = frozenset(cjk_bigrams(query))
-    heading = f"{first.title}\n{first.breadcrumb}"
+    in_heading, covered = query_term_matches(
+        terms, bigrams, f"{first.title}\n{first.breadcrumb}", first.content
+    )
     similarities = [b.score_label.similarity for b in labelled if b.score_label is not None]
     family = {"sparse": "sparse", "hybrid": "hybrid"}.get(label.kind, "dense")
     if family != "sparse" and not readable:
@@ -144,8 +138,8 @@ def evidence_signals(
     return EvidenceSignals(
         family=family,
         similarity=max(similarities),
-        coverage=round(_share(terms, bigrams, f"{heading}\n{first.content}"), 4),
-        title_overlap=round(_share(terms, bigrams, heading), 4),
+        coverage=round(len(covered) / max(len(terms), 1), 4),
+        title_overlap=round(len(in_heading) / max(len(terms), 1), 4),
         agreement=agreement,
         l0_match=1.0 if any(r.kind in _L0_MATCH_REASONS for r in first.hit_reasons) else 0.0,
         bm25_per_term=bm25,

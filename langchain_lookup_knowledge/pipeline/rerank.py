@@ -207,6 +207,21 @@ def _found_in(
     return in_heading, covered
 
 
+def query_term_matches(
+    terms: Sequence[str], bigrams: frozenset[str], heading: str, content: str
+) -> tuple[list[str], list[str]]:
+    """The ``terms`` found in ``heading``, and those found in ``heading`` or ``content``.
+
+    Words match whole words, CJK ``bigrams`` as substrings; each text's term set is memoised,
+    so a chunk read by the rerank and then by the evidence decision is read once.
+
+    Example:
+        >>> query_term_matches(["disk", "full"], frozenset(), "Disk pressure", "The disk is full.")
+        (['disk'], ['disk', 'full'])
+    """
+    return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content))
+
+
 def _share_of(found: Sequence[str], terms: Sequence[str]) -> float:
     return len(found) / len(terms) if terms else 0.0
 
@@ -250,8 +265,8 @@ def _score_one(
                 "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
             )
 
-    heading = _TextTerms.of(f"{candidate.title}\n{candidate.breadcrumb}")
-    in_title, covered = _found_in(terms, bigrams, heading, _TextTerms.of(candidate.content))
+    heading = f"{candidate.title}\n{candidate.breadcrumb}"
+    in_title, covered = query_term_matches(terms, bigrams, heading, candidate.content)
     boost(
         "query_term_coverage",
         f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",
