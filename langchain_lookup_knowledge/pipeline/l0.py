@@ -32,7 +32,6 @@ from __future__ import annotations
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from langchain_lookup_knowledge.core.models import L0Hints
 from langchain_lookup_knowledge.core.text import (
@@ -40,7 +39,6 @@ from langchain_lookup_knowledge.core.text import (
     STOPWORDS,
     camel_parts,
     cjk_bigrams,
-    cjk_runs,
     compact,
     contains_bounded,
     fold,
@@ -53,6 +51,7 @@ from langchain_lookup_knowledge.core.text import (
 )
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0_match import KINDS, L0Match, single_domain
+from langchain_lookup_knowledge.pipeline.l0_rules import TermRef, TitleRule, cjk_index_key
 
 __all__ = [
     "CJK_STOP_CHARS",
@@ -69,47 +68,6 @@ __all__ = [
 
 
 _KIND_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
-
-
-def _cjk_key(term: str) -> str:
-    """The index key of a compact CJK term: the bigram at its first CJK character."""
-    start = next((i for i, char in enumerate(term) if has_cjk(char)), 0)
-    start = min(start, len(term) - 2)
-    return term[start : start + 2]
-
-
-@dataclass(frozen=True)
-class _TermRef:
-    entry: int  # index into the matcher's entries; -1 for a category name
-    kind: str
-    term: str  # original spelling
-
-
-@dataclass(frozen=True)
-class _WordGroup:
-    """One significant title word: satisfied by the word, or by all of its CamelCase parts."""
-
-    whole: str
-    parts: tuple[str, ...] = ()
-
-    def satisfied(self, query_words: set[str]) -> bool:
-        if self.whole in query_words:
-            return True
-        return bool(self.parts) and all(p in query_words for p in self.parts)
-
-
-@dataclass(frozen=True)
-class _TitleRule:
-    """The all-significant-words title rule of one entry."""
-
-    entry: int
-    words: tuple[_WordGroup, ...]
-    cjk_runs: tuple[str, ...]
-
-    def satisfied(self, query_words: set[str], compact_query: str) -> bool:
-        return all(g.satisfied(query_words) for g in self.words) and all(
-            run in compact_query for run in self.cjk_runs
-        )
 
 
 class L0Matcher:
@@ -132,31 +90,31 @@ class L0Matcher:
     def __init__(self, entries: Sequence[CatalogEntry]) -> None:
         self._entries: tuple[CatalogEntry, ...] = tuple(entries)
         # first word -> word sequence -> refs
-        self._phrases: dict[str, dict[tuple[str, ...], list[_TermRef]]] = defaultdict(dict)
+        self._phrases: dict[str, dict[tuple[str, ...], list[TermRef]]] = defaultdict(dict)
         # key bigram -> compact CJK term -> refs
-        self._cjk_terms: dict[str, dict[str, list[_TermRef]]] = defaultdict(dict)
+        self._cjk_terms: dict[str, dict[str, list[TermRef]]] = defaultdict(dict)
         # anchor word / anchor bigram -> title rules
-        self._title_rules_by_word: dict[str, list[_TitleRule]] = defaultdict(list)
-        self._title_rules_by_bigram: dict[str, list[_TitleRule]] = defaultdict(list)
+        self._title_rules_by_word: dict[str, list[TitleRule]] = defaultdict(list)
+        self._title_rules_by_bigram: dict[str, list[TitleRule]] = defaultdict(list)
         # folded category -> original spellings
         self._categories: dict[str, set[str]] = defaultdict(set)
 
-        rules: list[_TitleRule] = []
+        rules: list[TitleRule] = []
         for index, entry in enumerate(self._entries):
-            self._add_term(_TermRef(index, "title", entry.title))
+            self._add_term(TermRef(index, "title", entry.title))
             for kind, terms in (
                 ("keyword", entry.keywords),
                 ("alias", entry.aliases),
                 ("entity", entry.entities),
             ):
                 for term in terms:
-                    self._add_term(_TermRef(index, kind, term))
+                    self._add_term(TermRef(index, kind, term))
             category = entry.category.strip()
             if category:
                 self._categories[fold(category)].add(category)
                 spoken = category.replace("-", " ").replace("_", " ")
-                self._add_term(_TermRef(-1, "category", category), text=spoken)
-            rule = self._title_rule(index, entry.title)
+                self._add_term(TermRef(-1, "category", category), text=spoken)
+            rule = TitleRule.of(index, entry.title)
             if rule is not None:
                 rules.append(rule)
         self._index_title_rules(rules)
@@ -166,7 +124,7 @@ class L0Matcher:
         """The catalog this matcher was built from."""
         return self._entries
 
-    def _add_term(self, ref: _TermRef, *, text: str | None = None) -> None:
+    def _add_term(self, ref: TermRef, *, text: str | None = None) -> None:
         text = ref.term if text is None else text
         if not isinstance(text, str) or not text.strip():
             return
@@ -174,7 +132,7 @@ class L0Matcher:
         if has_cjk(folded):
             term = compact(folded)
             if len(term) >= 2:
-                refs = self._cjk_terms[_cjk_key(term)].setdefault(term, [])
+                refs = self._cjk_terms[cjk_index_key(term)].setdefault(term, [])
                 if ref not in refs:
                     refs.append(ref)
             return
@@ -186,22 +144,7 @@ class L0Matcher:
         if ref not in refs:
             refs.append(ref)
 
-    @staticmethod
-    def _title_rule(index: int, title: str) -> _TitleRule | None:
-        nfkc = unicodedata.normalize("NFKC", title)
-        groups: dict[_WordGroup, None] = {}
-        for raw in raw_words(nfkc):
-            folded = raw.casefold()
-            parts = camel_parts(raw)
-            if parts or significant(folded):
-                groups[_WordGroup(singular(folded), parts)] = None
-        runs = tuple(dict.fromkeys(r for r in cjk_runs(nfkc.casefold()) if len(r) >= 2))
-        size = sum(max(1, len(g.parts)) for g in groups) + len(runs)
-        if size < 2:
-            return None
-        return _TitleRule(index, tuple(groups), runs)
-
-    def _index_title_rules(self, rules: list[_TitleRule]) -> None:
+    def _index_title_rules(self, rules: list[TitleRule]) -> None:
         # Anchor each rule on its rarest word so a query only verifies plausible titles.
         frequency: dict[str, int] = defaultdict(int)
         for rule in rules:
@@ -231,7 +174,7 @@ class L0Matcher:
         found: dict[int, set[tuple[str, str]]] = defaultdict(set)
         named: set[str] = set()
 
-        def record(refs: Iterable[_TermRef]) -> None:
+        def record(refs: Iterable[TermRef]) -> None:
             for ref in refs:
                 if ref.entry < 0:
                     named.add(ref.term)
@@ -256,7 +199,7 @@ class L0Matcher:
         query_words = set(words)
         for raw in written:
             query_words.update(camel_parts(raw))
-        candidates: dict[int, _TitleRule] = {}
+        candidates: dict[int, TitleRule] = {}
         for word in query_words:
             for rule in self._title_rules_by_word.get(word, ()):
                 candidates[rule.entry] = rule

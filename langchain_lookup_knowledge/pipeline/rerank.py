@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from langchain_lookup_knowledge.core.models import Candidate, HitReason, ScoreLabel
-from langchain_lookup_knowledge.core.text import cjk_bigrams, fold, word_key_set, word_keys
+from langchain_lookup_knowledge.core.text import cjk_bigrams, fold
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
+from langchain_lookup_knowledge.pipeline.rerank_weights import RerankWeights
+from langchain_lookup_knowledge.pipeline.term_match import (
+    TEXT_TERMS_CACHE_SIZE,
+    query_term_matches,
+    query_terms,
+)
 
-__all__ = ["RerankWeights", "ScoredCandidate", "l1_base", "query_terms", "rerank"]
+__all__ = [
+    "TEXT_TERMS_CACHE_SIZE",
+    "RerankWeights",
+    "ScoredCandidate",
+    "l1_base",
+    "query_term_matches",
+    "query_terms",
+    "rerank",
+]
 
 _FIRST_CHUNK = re.compile(r"#0$")
 _L0_KINDS = (
@@ -26,75 +39,6 @@ _L0_KINDS = (
     ("entity", "l0_entity"),
 )
 _MAX_TERMS_IN_DETAIL = 4
-
-
-@dataclass(frozen=True)
-class RerankWeights:
-    """The base score's mix and the boost sizes added to it (all in [0, 1]).
-
-    The base of a dense candidate is its normalized similarity; of a BM25 (sparse) candidate,
-    its ``rank_score`` (BM25 rank scaled to [0, 1]). A fused (hybrid) candidate's base is
-    ``similarity_share * similarity + (1 - similarity_share) * rank_score``: the dense cosine
-    alone would throw away what BM25 found (exact terms, alert names), the fused rank alone
-    the cosine's finer grading.
-
-    Attributes:
-        similarity_share: Weight of the dense similarity in the base of a fused candidate.
-        l0_title: The candidate's document matched L0 by title.
-        l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
-        l0_alias: ... by an alias (e.g. an alert name).
-        l0_entity: ... by an entity (a product or component name).
-        domain_match: The candidate's category is one of the L0 domains (reason ``l0_domain``).
-        query_term_coverage: Maximum; scaled by the share of the query's significant terms found
-            in the candidate's title, breadcrumb and content.
-        title_term_overlap: Maximum; scaled by the share of the query's terms found in the
-            title or breadcrumb.
-        first_chunk: The candidate is its document's first chunk (``evidence_key`` ends ``#0``).
-
-    Each L0 kind counts once per candidate however many of its terms matched.
-
-    Example:
-        >>> RerankWeights(l0_title=0.1).l0_title
-        0.1
-    """
-
-    similarity_share: float = 0.5
-    l0_title: float = 0.08
-    l0_keyword: float = 0.06
-    l0_alias: float = 0.06
-    l0_entity: float = 0.04
-    domain_match: float = 0.03
-    query_term_coverage: float = 0.08
-    title_term_overlap: float = 0.05
-    first_chunk: float = 0.01
-
-    @classmethod
-    def from_overrides(cls, overrides: Mapping[str, float]) -> RerankWeights:
-        """The defaults with ``overrides`` by field name (``LookupSettings.rerank_weights``).
-
-        Raises:
-            ValueError: an unknown name, or a value out of range.
-
-        Example:
-            >>> RerankWeights.from_overrides({"first_chunk": 0}).first_chunk
-            0
-        """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            msg = f"unknown rerank weight {unknown[0]!r}: use one of {', '.join(sorted(known))}"
-            raise ValueError(msg)
-        return cls(**dict(overrides))
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                msg = f"RerankWeights.{f.name} must be a finite number >= 0, got {value!r}"
-                raise ValueError(msg)
-        if self.similarity_share > 1:
-            msg = f"RerankWeights.similarity_share must be within 0..1, got {self.similarity_share}"
-            raise ValueError(msg)
 
 
 @dataclass(frozen=True)
@@ -131,16 +75,6 @@ class ScoredCandidate:
         )
 
 
-def query_terms(query: str) -> list[str]:
-    """The significant terms of a query: Latin words minus stopwords, plus CJK bigrams.
-
-    Example:
-        >>> query_terms("Why are my Pods pending? 节点磁盘")
-        ['pod', 'pending', '节点', '点磁', '磁盘']
-    """
-    return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
-
-
 def l1_base(
     label: ScoreLabel, similarity_share: float, *, rank_comparable: bool = True
 ) -> tuple[float, str]:
@@ -170,56 +104,6 @@ def l1_base(
         f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})"
     )
     return base, how
-
-
-TEXT_TERMS_CACHE_SIZE = 4096
-"""Chunk texts whose term sets are kept (a knowledge base's hot chunks recur in every lookup)."""
-
-
-@dataclass(frozen=True)
-class _TextTerms:
-    """A text as the term matcher reads it: its word keys and its folded form (immutable)."""
-
-    words: frozenset[str]
-    folded: str
-
-    @classmethod
-    def of(cls, text: str) -> _TextTerms:
-        """Memoised per text: the same chunk is read once, not once per lookup."""
-        return _text_terms(text)
-
-    def has(self, term: str, bigrams: frozenset[str]) -> bool:
-        """Words match whole words; CJK ``bigrams`` match as substrings."""
-        return term in self.folded if term in bigrams else term in self.words
-
-
-@lru_cache(maxsize=TEXT_TERMS_CACHE_SIZE)
-def _text_terms(text: str) -> _TextTerms:
-    return _TextTerms(word_key_set(text), fold(text))
-
-
-def _found_in(
-    terms: Sequence[str], bigrams: frozenset[str], heading: _TextTerms, content: _TextTerms
-) -> tuple[list[str], list[str]]:
-    """The ``terms`` found in the heading, and those found in the heading or the content."""
-    in_heading = [t for t in terms if heading.has(t, bigrams)]
-    covered = [t for t in terms if t in in_heading or content.has(t, bigrams)]
-    return in_heading, covered
-
-
-def query_term_matches(
-    terms: Sequence[str], bigrams: frozenset[str], heading: str, content: str
-) -> tuple[list[str], list[str]]:
-    """The ``terms`` found in ``heading``, and those found in ``heading`` or ``content``.
-
-    Words match whole words, CJK ``bigrams`` as substrings; each text's term set is memoised,
-    so a chunk read by the rerank and then by the evidence decision is read once.
-
-    Example:
-        >>> query_term_matches(["disk", "full"], frozenset(), "Disk pressure", "The disk is full.")
-        (['disk'], ['disk', 'full'])
-    """
-    return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content))
 
 
 def _share_of(found: Sequence[str], terms: Sequence[str]) -> float:

@@ -1,7 +1,8 @@
 """Term sets, fast and memoised, equal their definition (issue 12, latency).
 
-``word_key_set`` folds an ASCII text once instead of word by word; the rerank keeps each chunk
-text's term set (``_TextTerms``) in a bounded memo. Neither may change a single key or a score.
+``word_key_set`` folds an ASCII text once instead of word by word; the term matcher
+(``pipeline/term_match.py``) keeps each chunk text's term set (``_TextTerms``) in a bounded memo.
+Neither may change a single key or a score.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_lookup_knowledge.core.text import fold, word_key_set, word_keys
-from langchain_lookup_knowledge.pipeline import rerank as rerank_module
+from langchain_lookup_knowledge.pipeline import term_match
 from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.pipeline.rerank import rerank
 
@@ -33,17 +34,17 @@ def test_non_ascii_words_are_folded_one_by_one():
 
 
 def test_a_chunk_text_is_read_once_and_its_terms_equal_a_fresh_reading():
-    rerank_module._text_terms.cache_clear()
+    term_match._text_terms.cache_clear()
     text = "Node disk pressure: the kubelet evicts Pods"
     again = "".join(list(text))  # an equal text in another string object (as each lookup gets)
     assert again is not text
-    first = rerank_module._TextTerms.of(text)
-    assert rerank_module._TextTerms.of(again) is first
+    first = term_match._TextTerms.of(text)
+    assert term_match._TextTerms.of(again) is first
     assert first.words == frozenset(word_keys(text))
     assert first.folded == fold(text)
-    info = rerank_module._text_terms.cache_info()
+    info = term_match._text_terms.cache_info()
     assert (info.hits, info.misses) == (1, 1)
-    assert info.maxsize == rerank_module.TEXT_TERMS_CACHE_SIZE
+    assert info.maxsize == term_match.TEXT_TERMS_CACHE_SIZE
 
 
 def _hit(key: str, similarity: float, title: str, content: str) -> Candidate:
@@ -67,10 +68,10 @@ def test_rerank_with_a_warm_memo_scores_as_with_a_cold_one():
         _hit("c.md#2", 0.65, "节点磁盘满了", "节点磁盘满了, pods evicted"),
     ]
     query = "why are my pods pending 节点磁盘"
-    rerank_module._text_terms.cache_clear()
+    term_match._text_terms.cache_clear()
     cold = rerank(hits, query, None)
     warm = rerank(hits, query, None)
-    assert rerank_module._text_terms.cache_info().hits > 0
+    assert term_match._text_terms.cache_info().hits > 0
     assert [(s.evidence_key, s.final, s.reasons, s.terms_found) for s in warm] == [
         (s.evidence_key, s.final, s.reasons, s.terms_found) for s in cold
     ]

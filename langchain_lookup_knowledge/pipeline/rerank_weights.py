@@ -1,0 +1,78 @@
+"""The rerank's weights: the base score's mix and the size of each explained boost."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+__all__ = ["RerankWeights"]
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """The base score's mix and the boost sizes added to it (all in [0, 1]).
+
+    The base of a dense candidate is its normalized similarity; of a BM25 (sparse) candidate,
+    its ``rank_score`` (BM25 rank scaled to [0, 1]). A fused (hybrid) candidate's base is
+    ``similarity_share * similarity + (1 - similarity_share) * rank_score``: the dense cosine
+    alone would throw away what BM25 found (exact terms, alert names), the fused rank alone
+    the cosine's finer grading.
+
+    Attributes:
+        similarity_share: Weight of the dense similarity in the base of a fused candidate.
+        l0_title: The candidate's document matched L0 by title.
+        l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
+        l0_alias: ... by an alias (e.g. an alert name).
+        l0_entity: ... by an entity (a product or component name).
+        domain_match: The candidate's category is one of the L0 domains (reason ``l0_domain``).
+        query_term_coverage: Maximum; scaled by the share of the query's significant terms found
+            in the candidate's title, breadcrumb and content.
+        title_term_overlap: Maximum; scaled by the share of the query's terms found in the
+            title or breadcrumb.
+        first_chunk: The candidate is its document's first chunk (``evidence_key`` ends ``#0``).
+
+    Each L0 kind counts once per candidate however many of its terms matched.
+
+    Example:
+        >>> RerankWeights(l0_title=0.1).l0_title
+        0.1
+    """
+
+    similarity_share: float = 0.5
+    l0_title: float = 0.08
+    l0_keyword: float = 0.06
+    l0_alias: float = 0.06
+    l0_entity: float = 0.04
+    domain_match: float = 0.03
+    query_term_coverage: float = 0.08
+    title_term_overlap: float = 0.05
+    first_chunk: float = 0.01
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, float]) -> RerankWeights:
+        """The defaults with ``overrides`` by field name (``LookupSettings.rerank_weights``).
+
+        Raises:
+            ValueError: an unknown name, or a value out of range.
+
+        Example:
+            >>> RerankWeights.from_overrides({"first_chunk": 0}).first_chunk
+            0
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            msg = f"unknown rerank weight {unknown[0]!r}: use one of {', '.join(sorted(known))}"
+            raise ValueError(msg)
+        return cls(**dict(overrides))
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                msg = f"RerankWeights.{f.name} must be a finite number >= 0, got {value!r}"
+                raise ValueError(msg)
+        if self.similarity_share > 1:
+            msg = f"RerankWeights.similarity_share must be within 0..1, got {self.similarity_share}"
+            raise ValueError(msg)

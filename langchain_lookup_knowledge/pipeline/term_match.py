@@ -1,0 +1,75 @@
+"""The query's significant terms and where they stand in a chunk, memoised per chunk text.
+
+One matcher for the rerank's coverage boosts and the evidence decision's coverage signal, so
+both read a term the same way and a chunk's term set is built once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from langchain_lookup_knowledge.core.text import cjk_bigrams, fold, word_key_set, word_keys
+
+__all__ = ["TEXT_TERMS_CACHE_SIZE", "query_term_matches", "query_terms"]
+
+
+def query_terms(query: str) -> list[str]:
+    """The significant terms of a query: Latin words minus stopwords, plus CJK bigrams.
+
+    Example:
+        >>> query_terms("Why are my Pods pending? 节点磁盘")
+        ['pod', 'pending', '节点', '点磁', '磁盘']
+    """
+    return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
+
+
+TEXT_TERMS_CACHE_SIZE = 4096
+"""Chunk texts whose term sets are kept (a knowledge base's hot chunks recur in every lookup)."""
+
+
+@dataclass(frozen=True)
+class _TextTerms:
+    """A text as the term matcher reads it: its word keys and its folded form (immutable)."""
+
+    words: frozenset[str]
+    folded: str
+
+    @classmethod
+    def of(cls, text: str) -> _TextTerms:
+        """Memoised per text: the same chunk is read once, not once per lookup."""
+        return _text_terms(text)
+
+    def has(self, term: str, bigrams: frozenset[str]) -> bool:
+        """Words match whole words; CJK ``bigrams`` match as substrings."""
+        return term in self.folded if term in bigrams else term in self.words
+
+
+@lru_cache(maxsize=TEXT_TERMS_CACHE_SIZE)
+def _text_terms(text: str) -> _TextTerms:
+    return _TextTerms(word_key_set(text), fold(text))
+
+
+def _found_in(
+    terms: Sequence[str], bigrams: frozenset[str], heading: _TextTerms, content: _TextTerms
+) -> tuple[list[str], list[str]]:
+    """The ``terms`` found in the heading, and those found in the heading or the content."""
+    in_heading = [t for t in terms if heading.has(t, bigrams)]
+    covered = [t for t in terms if t in in_heading or content.has(t, bigrams)]
+    return in_heading, covered
+
+
+def query_term_matches(
+    terms: Sequence[str], bigrams: frozenset[str], heading: str, content: str
+) -> tuple[list[str], list[str]]:
+    """The ``terms`` found in ``heading``, and those found in ``heading`` or ``content``.
+
+    Words match whole words, CJK ``bigrams`` as substrings; each text's term set is memoised,
+    so a chunk read by the rerank and then by the evidence decision is read once.
+
+    Example:
+        >>> query_term_matches(["disk", "full"], frozenset(), "Disk pressure", "The disk is full.")
+        (['disk'], ['disk', 'full'])
+    """
+    return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content))
