@@ -177,11 +177,11 @@ def test_langsmith_receives_the_metadata_on_the_tool_run(kb_settings, real_embed
     # the node runs LangSmith receives carry the summaries: the text once, in the documents
     (node,) = [r for r in client.updated if r["name"] == "retrieve_vectorstore"]
     posted = node["outputs"]["candidates"]
-    assert [c["evidence_key"] for c in posted] == [
+    assert posted["evidence_keys"] == [
         (d.metadata if isinstance(d, Document) else d["metadata"])["evidence_key"]
         for d in search["outputs"]["documents"]
     ]
-    assert all("content" not in c for c in posted)
+    assert set(posted) == {"count", "by_attempt", "evidence_keys"}  # no text, no scores again
 
 
 # --- what each node's run records: trace-only summaries that say what the node decided ---------
@@ -203,18 +203,24 @@ def test_node_runs_record_summaries_that_say_what_each_node_decided(kb_settings,
     transform = node_run(runs, "transform_query")
     assert transform.outputs["query_vector"] == {"float32_values": 384}
     assert transform.outputs["plan"].search_text == artifact["query"]
-    # retrieval: each candidate's key, rank and scores; its text is the retriever's documents
+    # retrieval: the candidates' keys in rank order; their text, scores and score labels are
+    # the documents of the node's own retriever run (a child of the node's run), once
     retrieve = node_run(runs, "retrieve_vectorstore")
-    candidates = retrieve.outputs["candidates"]
-    assert [c["evidence_key"] for c in candidates] == [d.metadata["evidence_key"] for d in docs]
-    assert [c["rank"] for c in candidates] == list(range(1, len(docs) + 1))
-    assert [c["content_chars"] for c in candidates] == [len(d.page_content) for d in docs]
-    assert all("content" not in c for c in candidates)
-    assert retrieve.outputs["attempts"][0].candidates == len(candidates)
+    assert search.parent_run_id == retrieve.id
+    attempt = retrieve.outputs["attempts"][0]
+    assert retrieve.outputs["candidates"] == {
+        "count": len(docs),
+        "by_attempt": {attempt.name: len(docs)},
+        "evidence_keys": [d.metadata["evidence_key"] for d in docs],
+    }
+    assert attempt.candidates == len(docs)
+    assert all(d.metadata["score_label"]["similarity"] > 0 for d in docs)
+    assert search.extra["metadata"]["l1_path"] == attempt.path  # the labels' path, said once
+    assert all("path" not in d.metadata["score_label"] for d in docs)
     # a node that reads them records a reference: what it read, not the values again
     assert node_run(runs, "postprocess").inputs["candidates"] == {
-        "count": len(candidates),
-        "by_attempt": {retrieve.outputs["attempts"][0].name: len(candidates)},
+        "count": len(docs),
+        "by_attempt": {attempt.name: len(docs)},
     }
     assert node_run(runs, "postprocess").inputs["plan"]["search_text"] == artifact["query"]
     # postprocess: the step counts and the rerank trace (every boost) of the returned blocks
@@ -239,9 +245,15 @@ def test_node_runs_record_summaries_that_say_what_each_node_decided(kb_settings,
     assert [b["evidence_key"] for b in decided["evidence_blocks"]] == [
         b["evidenceKey"] for b in artifact["evidenceBlocks"]
     ]
-    assert (
-        decided["retrieval_trace"].selected_attempt == artifact["retrievalTrace"]["selectedAttempt"]
-    )
+    trace = artifact["retrievalTrace"]
+    assert decided["retrieval_trace"]["selected_attempt"] == trace["selectedAttempt"]
+    assert decided["retrieval_trace"]["contributing_attempts"] == trace["contributingAttempts"]
+    # its attempts by name: the attempts themselves (and the timings) are the node's input
+    assert decided["retrieval_trace"]["attempts"] == [a["name"] for a in trace["attempts"]]
+    assert [a.name for a in node_run(runs, "assemble_result").inputs["attempts"]] == [
+        a["name"] for a in trace["attempts"]
+    ]
+    assert "timings_ms" in node_run(runs, "assemble_result").inputs
     # record_invocation: the recording's outcome
     recorded = node_run(runs, "record_invocation").outputs["result"]
     assert recorded["recording"] == artifact["retrievalTrace"]["recording"]
@@ -276,8 +288,8 @@ async def test_the_tracer_gets_summaries_and_streamed_events_the_full_state(
     assert all(c.content for c in candidates)  # Candidate models, their text included
     (root,) = collector.traced_runs
     traced = node_run(walk(root), "retrieve_vectorstore").outputs["candidates"]
-    assert [c["evidence_key"] for c in traced] == [c.evidence_key for c in candidates]
-    assert all("content" not in c for c in traced)
+    assert traced["evidence_keys"] == [c.evidence_key for c in candidates]
+    assert set(traced) == {"count", "by_attempt", "evidence_keys"}  # the text is not recorded
     assert len(ended["transform_query"]["query_vector"]) == 384 * 4  # the packed vector
     assert ended["pack_context"]["context_pack"].text
     blocks = ended["record_invocation"]["result"]["evidenceBlocks"]

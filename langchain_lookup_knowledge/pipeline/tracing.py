@@ -3,11 +3,12 @@
 Each node's run (in LangSmith, or any LangChain tracer) records its input keys and its state
 update, but a value that is large and repeated from node to node is recorded once, as a summary
 on the run of the node that produced it, and as a short reference on the runs of the nodes that
-read it. The summaries still say what each node decided: the candidates as their keys, ranks and
-scores (their text is the retriever run's ``documents``); the evidence selection as its step
-counts and the rerank trace (every boost with its contribution); the context pack without its
-text; the result as its decision (``found``, status, relevance, hint, the blocks' keys and
-scores) and its retrieval trace. A reference is what the reader needs to follow along (the
+read it. The summaries still say what each node decided: the candidates as their keys in rank
+order (their text, scores and score labels are the node's retriever run's ``documents``); the
+evidence selection as its step counts and the rerank trace (every boost with its contribution);
+the context pack without its text; the result as its decision (``found``, status, relevance,
+hint, the blocks' keys and scores) and its retrieval trace (the attempts by name: they are the
+assembling node's input). A reference is what the reader needs to follow along (the
 plan's search text and filters, the candidates' count per attempt, the selected evidence keys).
 The query vector is never recorded. The full values are passed between the nodes unchanged, and
 the graph run's own output (and the tool run's) is the complete result.
@@ -35,6 +36,7 @@ from langchain_lookup_knowledge.core.models import (
     ContextPack,
     EvidenceBlock,
     LookupResult,
+    RetrievalTrace,
 )
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.plan import QueryPlan
@@ -46,21 +48,12 @@ def _vector(packed: bytes | None) -> dict[str, int] | None:
     return None if packed is None else {"float32_values": len(packed) // 4}
 
 
-def _candidates(candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
-    """Each candidate's identity, rank and scores (its text and full score label, formula
-    included, are the retriever run's documents)."""
-    return [
-        {
-            "evidence_key": c.evidence_key,
-            "source": c.source,
-            "attempt": c.attempt,
-            "rank": c.rank,
-            "similarity": c.score_label.similarity,
-            "rank_score": c.score_label.rank_score,
-            "content_chars": len(c.content),
-        }
-        for c in candidates
-    ]
+def _candidates(candidates: Sequence[Candidate]) -> dict[str, Any]:
+    """The candidates a retrieval node found, by key in rank order: their text, scores and score
+    label are the documents of the node's own retriever run, which are not recorded twice."""
+    return _candidates_reference(candidates) | {
+        "evidence_keys": [c.evidence_key for c in candidates]
+    }
 
 
 def _blocks(blocks: Sequence[EvidenceBlock]) -> list[dict[str, Any]]:
@@ -92,6 +85,14 @@ def _context_pack(pack: ContextPack | None) -> dict[str, Any] | None:
     return pack.model_dump(exclude={"text"}) | {"text_chars": len(pack.text)}  # all but the text
 
 
+def _retrieval_trace(trace: RetrievalTrace) -> dict[str, Any]:
+    """The retrieval trace the result carries, its attempts by name: the attempts themselves and
+    the timings are the assembling node's input."""
+    return trace.model_dump(exclude={"attempts", "timings_ms"}) | {
+        "attempts": [a.name for a in trace.attempts]
+    }
+
+
 def _result(result: LookupResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
@@ -105,7 +106,7 @@ def _result(result: LookupResult | None) -> dict[str, Any] | None:
         "retrieval_layer": result.retrieval_layer,
         "evidence_blocks": _blocks(result.evidence_blocks),
         "context_pack": _context_pack(result.context_pack),
-        "retrieval_trace": result.retrieval_trace,
+        "retrieval_trace": _retrieval_trace(result.retrieval_trace),
     }
 
 

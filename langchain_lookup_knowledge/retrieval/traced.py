@@ -42,8 +42,8 @@ class L1SearchRetriever(BaseRetriever):
                     "source": c.source,
                     "title": c.title,
                     "category": c.category,
-                    "score": c.score_label.similarity,
-                    "score_label": c.score_label.model_dump(exclude_none=True),
+                    # its path is the run's ``l1_path``; its similarity is what thresholds read
+                    "score_label": c.score_label.model_dump(exclude_none=True, exclude={"path"}),
                 },
             )
             for c in self.found
