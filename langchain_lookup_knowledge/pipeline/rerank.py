@@ -46,15 +46,20 @@ class ScoredCandidate:
     """A candidate with its base (L1 similarity), final score and the reasons between them.
 
     ``reasons[0]`` is always the ``l1_similarity`` reason (contribution = ``base``); the others
-    are boosts, and ``final == base + sum(r.contribution for r in reasons[1:])``.
+    are boosts, and ``final == base + sum(r.contribution for r in reasons[1:])``, computed here
+    so that it cannot be anything else.
     """
 
     candidate: Candidate
     base: float
-    final: float
+    final: float = field(init=False)
     reasons: list[HitReason] = field(default_factory=list)
     terms_found: int = 0  # the question's significant terms in the candidate, whatever the boost
     superseded: bool = False  # of an attempt the router judged unreliable: ranks after the others
+
+    def __post_init__(self) -> None:
+        final = self.base + sum(r.contribution for r in self.reasons[1:])
+        object.__setattr__(self, "final", final)  # frozen: set once, here
 
     @property
     def evidence_key(self) -> str:
@@ -164,11 +169,9 @@ def _score_one(
     if _FIRST_CHUNK.search(candidate.evidence_key):
         boost("first_chunk", "first chunk of its document", weights.first_chunk)
 
-    final = base + sum(r.contribution for r in reasons[1:])
     return ScoredCandidate(
         candidate=candidate,
         base=base,
-        final=final,
         reasons=reasons,
         terms_found=len(covered),
         superseded=superseded,

@@ -44,8 +44,13 @@ from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 __all__ = ["NODE_TRACE_POLICY", "summarize_input", "summarize_update"]
 
 
-def _vector(packed: bytes | None) -> dict[str, int] | None:
-    return None if packed is None else {"float32_values": len(packed) // 4}
+def _fields(value: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The named attributes of ``value``, as a summary records them."""
+    return {name: getattr(value, name) for name in names}
+
+
+def _vector(packed: bytes) -> dict[str, int]:
+    return {"float32_values": len(packed) // 4}
 
 
 def _candidates(candidates: Sequence[Candidate]) -> dict[str, Any]:
@@ -58,10 +63,8 @@ def _candidates(candidates: Sequence[Candidate]) -> dict[str, Any]:
 
 def _blocks(blocks: Sequence[EvidenceBlock]) -> list[dict[str, Any]]:
     return [
-        {
-            "evidence_key": b.evidence_key,
-            "source": b.source,
-            "score": b.score,
+        _fields(b, ("evidence_key", "source", "score"))
+        | {
             "similarity": b.score_label.similarity if b.score_label else None,
             "content_chars": len(b.content),
         }
@@ -69,9 +72,7 @@ def _blocks(blocks: Sequence[EvidenceBlock]) -> list[dict[str, Any]]:
     ]
 
 
-def _selection(selection: EvidenceSelection | None) -> dict[str, Any] | None:
-    if selection is None:
-        return None
+def _selection(selection: EvidenceSelection) -> dict[str, Any]:
     return {
         **selection.counts(),
         "contributing_attempts": selection.contributing_attempts,
@@ -79,9 +80,7 @@ def _selection(selection: EvidenceSelection | None) -> dict[str, Any] | None:
     }
 
 
-def _context_pack(pack: ContextPack | None) -> dict[str, Any] | None:
-    if pack is None:
-        return None
+def _context_pack(pack: ContextPack) -> dict[str, Any]:
     return pack.model_dump(exclude={"text"}) | {"text_chars": len(pack.text)}  # all but the text
 
 
@@ -93,27 +92,27 @@ def _retrieval_trace(trace: RetrievalTrace) -> dict[str, Any]:
     }
 
 
-def _result(result: LookupResult | None) -> dict[str, Any] | None:
-    if result is None:
-        return None
-    return {
-        "found": result.found,
-        "evidence_status": result.evidence_status,
-        "relevance_level": result.relevance_level,
-        "completeness_hint": result.completeness_hint,
-        "message": result.message,
-        "error": result.error,
-        "retrieval_layer": result.retrieval_layer,
+_RESULT_DECISION = (
+    "found",
+    "evidence_status",
+    "relevance_level",
+    "completeness_hint",
+    "message",
+    "error",
+    "retrieval_layer",
+)
+
+
+def _result(result: LookupResult) -> dict[str, Any]:
+    return _fields(result, _RESULT_DECISION) | {
         "evidence_blocks": _blocks(result.evidence_blocks),
-        "context_pack": _context_pack(result.context_pack),
+        "context_pack": None if result.context_pack is None else _context_pack(result.context_pack),
         "retrieval_trace": _retrieval_trace(result.retrieval_trace),
     }
 
 
-def _result_json(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def _result_json(result: dict[str, Any]) -> dict[str, Any]:
     """The camelCase result the graph returns (in full, on the graph run): its decision."""
-    if not isinstance(result, dict):
-        return result
     trace = result.get("retrievalTrace") or {}
     return {
         "found": result.get("found"),
@@ -136,10 +135,8 @@ _DETAILS_OUTLINE = (
 )
 
 
-def _details(details: dict[str, Any] | None) -> dict[str, Any] | None:
+def _details(details: dict[str, Any]) -> dict[str, Any]:
     """``retrieval_details`` (persisted, and in full in the graph's output): its outline."""
-    if not isinstance(details, dict):
-        return details
     return {key: details.get(key) for key in _DETAILS_OUTLINE}
 
 
@@ -154,16 +151,10 @@ _SUMMARIES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _plan_reference(plan: QueryPlan | None) -> dict[str, Any] | None:
-    if plan is None:
-        return None
+def _plan_reference(plan: QueryPlan) -> dict[str, Any]:
     first = plan.first_attempt
-    return {
-        "search_text": plan.search_text,
-        "retrieval_mode": plan.retrieval_mode,
-        "category_filter": plan.category_filter,
-        "caller_filter": plan.caller_filter,
-        "first_attempt": first.name if first is not None else None,
+    return _fields(plan, ("search_text", "retrieval_mode", "category_filter", "caller_filter")) | {
+        "first_attempt": first.name if first is not None else None
     }
 
 
@@ -171,23 +162,14 @@ def _candidates_reference(candidates: Sequence[Candidate]) -> dict[str, Any]:
     return {"count": len(candidates), "by_attempt": dict(Counter(c.attempt for c in candidates))}
 
 
-def _selection_reference(selection: EvidenceSelection | None) -> dict[str, Any] | None:
-    if selection is None:
-        return None
-    return {
-        "final_count": selection.final_count,
-        "evidence_keys": [b.evidence_key for b in selection.blocks],
-    }
+def _selection_reference(selection: EvidenceSelection) -> dict[str, Any]:
+    keys = [b.evidence_key for b in selection.blocks]
+    return {"final_count": selection.final_count, "evidence_keys": keys}
 
 
-def _result_reference(result: LookupResult | None) -> dict[str, Any] | None:
-    if result is None:
-        return None
-    return {
-        "found": result.found,
-        "relevance_level": result.relevance_level,
-        "evidence_keys": [b.evidence_key for b in result.evidence_blocks],
-    }
+def _result_reference(result: LookupResult) -> dict[str, Any]:
+    keys = [b.evidence_key for b in result.evidence_blocks]
+    return _fields(result, ("found", "relevance_level")) | {"evidence_keys": keys}
 
 
 _REFERENCES: dict[str, Callable[[Any], Any]] = {
@@ -200,9 +182,13 @@ _REFERENCES: dict[str, Callable[[Any], Any]] = {
 
 
 def _apply(values: Any, table: dict[str, Callable[[Any], Any]]) -> Any:
+    """``values`` with each key of ``table`` recorded as its summary; ``None`` stays ``None``."""
     if not isinstance(values, dict):
         return values
-    return {key: (table[key](value) if key in table else value) for key, value in values.items()}
+    return {
+        key: value if value is None or key not in table else table[key](value)
+        for key, value in values.items()
+    }
 
 
 def summarize_update(values: Any) -> Any:
