@@ -172,7 +172,7 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     assert first["cached"] is False
     for key in ("ndcg@10", "recall@100", "mrr@10", "recall@10"):
         assert 0.0 <= first[key] <= 1.0
-        for kind in ("dense", "bm25"):
+        for kind in ("dense", "bm25", "hybrid"):
             assert 0.0 <= first["baselines"][kind][key] <= 1.0
     assert first["recall@100"] >= first["recall@10"]
     assert first["ndcg@10"] >= 0.5  # a broken ranking scores far lower on this small set
@@ -183,6 +183,7 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     assert again["queries"] == 3
     assert again["collection"] == first["collection"]
     assert again["baselines"]["dense"]["cached"] is True
+    assert again["baselines"]["hybrid"]["cached"] is True
 
 
 def test_another_lexical_form_is_another_beir_collection(tmp_path: Path):

@@ -4,12 +4,16 @@ The folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.json
 ``text``) and ``qrels/<split>.tsv`` (query-id, corpus-id, score; a header line). Every corpus
 document becomes one knowledge document whose ``source`` is its id, ingested into a collection
 named after a hash of the corpus, the chunking and the embedder (re-runs skip ingestion). The
-bare baselines get one ``Document`` per corpus entry (title + text) in their own collections.
+bare baselines (dense, BM25 and hybrid RRF, as :mod:`..baseline` wires them) get one ``Document``
+per corpus entry (title + text) in their own collections; dense and hybrid embed the corpus once
+between them (:class:`SharedDocumentVectors`), and a collection already full is reused.
 
 Ranking per system: evidence blocks of the pipeline with ``per_document_cap=1`` (one block per
 document, so ten blocks are ten documents), ``top_k=10`` for nDCG@10 / Recall@10 / MRR@10 with
 the configured ``candidate_k``; a second pass with ``top_k=100`` / ``candidate_k=200`` gives
-Recall@100. The bare stores are asked for ``k=100`` once (their order does not depend on ``k``).
+Recall@100. The bare dense and BM25 stores are asked for ``k=100`` once (their order does not
+depend on ``k``); bare hybrid fuses ``fetch_k = 2k`` hits of each leg, so it is asked for ``k=10``
+(as a user asking for ten would) and again for ``k=100`` for Recall@100.
 """
 
 from __future__ import annotations
@@ -28,7 +32,12 @@ from langchain_core.documents import Document
 
 from langchain_lookup_knowledge.core.lexical import LEXICAL_VERSION
 from langchain_lookup_knowledge.errors import ConfigurationError
-from langchain_lookup_knowledge.evaluation.baseline import BareKind, BareStore, progress_enabled
+from langchain_lookup_knowledge.evaluation.baseline import (
+    BareKind,
+    BareStore,
+    SharedDocumentVectors,
+    progress_enabled,
+)
 from langchain_lookup_knowledge.evaluation.metrics import aggregate
 from langchain_lookup_knowledge.evaluation.runner import (
     embedder_fingerprint,
@@ -168,8 +177,67 @@ def pipeline_collection(
     )
 
 
-def _bare_ids(store: BareStore, query: str) -> Sequence[str]:
-    return store.search(query, DEEP_K)
+def _bare_ids(store: BareStore, k: int, query: str) -> Sequence[str]:
+    return store.search(query, k)
+
+
+def run_baselines(
+    data: BeirData,
+    settings: LookupSettings,
+    embedder: Any,
+    *,
+    progress: bool = False,
+    timings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The bare dense, BM25 and hybrid baselines over ``data`` (collections reused when full).
+
+    ``embedder``: the pipeline's (its uncached ``inner`` embeds; dense and hybrid share the
+    corpus vectors). Fill times go to ``timings`` as ``bare_<kind>_ingest_s``.
+    """
+    timings = {} if timings is None else timings
+    out_baselines: dict[str, Any] = {}
+    bare_docs, bare_ids = bare_documents(data)
+    key = short_hash(data.corpus_hash, embedder_fingerprint(settings))
+    # the bare baselines have no query cache; dense and hybrid embed the corpus once
+    shared = SharedDocumentVectors(embedder.inner)
+    kinds: tuple[BareKind, ...] = ("dense", "bm25", "hybrid")
+    for kind in kinds:
+        store = BareStore(
+            settings, f"beir_{key}_bare_{kind}", kind, None if kind == "bm25" else shared
+        )
+        start = time.perf_counter()
+        written = store.fill(bare_docs, bare_ids, progress=progress)
+        timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
+        if kind == "hybrid":  # its fused order depends on k (fetch_k = 2k per leg)
+            run = run_search(
+                partial(_bare_ids, store, 10),
+                data.queries,
+                desc="bare hybrid@10",
+                progress=progress,
+            )
+            deep_run = run_search(
+                partial(_bare_ids, store, DEEP_K),
+                data.queries,
+                desc="bare hybrid@100",
+                progress=progress,
+            )
+            scores = aggregate(run.rankings, data.qrels, TOP_METRICS) | aggregate(
+                deep_run.rankings, data.qrels, ["recall@100"]
+            )
+        else:
+            run = run_search(
+                partial(_bare_ids, store, DEEP_K),
+                data.queries,
+                desc=f"bare {kind}",
+                progress=progress,
+            )
+            scores = aggregate(run.rankings, data.qrels, METRICS)
+        out_baselines[kind] = rounded(scores) | {
+            "timing": run.timing(),
+            "collection": store.collection,
+            "cached": not written,
+        }
+    return out_baselines
 
 
 def run_beir(
@@ -219,28 +287,9 @@ def run_beir(
     )
     pipeline = rounded(metrics) | {"timing": first.timing(), "fallbacks": first.extra["fallbacks"]}
 
-    out_baselines: dict[str, Any] = {}
-    if baselines:
-        bare_docs, bare_ids = bare_documents(data)
-        key = short_hash(data.corpus_hash, embedder_fingerprint(settings))
-        raw = embedder.inner  # the bare baseline has no query cache
-        kinds: tuple[BareKind, ...] = ("dense", "bm25")
-        for kind in kinds:
-            store = BareStore(
-                base, f"beir_{key}_bare_{kind}", kind, raw if kind == "dense" else None
-            )
-            start = time.perf_counter()
-            written = store.fill(bare_docs, bare_ids, progress=progress)
-            timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
-            run = run_search(
-                partial(_bare_ids, store), data.queries, desc=f"bare {kind}", progress=progress
-            )
-            scores = aggregate(run.rankings, data.qrels, METRICS)
-            out_baselines[kind] = rounded(scores) | {
-                "timing": run.timing(),
-                "collection": store.collection,
-                "cached": not written,
-            }
+    out_baselines = (
+        run_baselines(data, base, embedder, progress=progress, timings=timings) if baselines else {}
+    )
     result: dict[str, Any] = {
         "dataset": data.name,
         "split": split,

@@ -1,0 +1,94 @@
+"""Ranking variants of the pipeline on a BEIR split, against the shipped defaults, same run.
+
+Reuses the collection ``eval beir`` ingested (run it first with the same ``--uri``): no variant
+here changes what is indexed, only how it is searched and reranked. Each variant is a name and
+``LookupSettings`` overrides as JSON; every variant is scored as ``eval beir`` scores the
+pipeline (``top_k=10``, ``per_document_cap=1``, ``evidence_decision=similarity``), nDCG@10 per
+query, with a paired bootstrap interval of its difference from the defaults. Tune on the train
+split (or a slice of it with ``--every``), then measure the chosen variant once on test.
+
+    python evals/scifact_tune.py ../shared/data/beir-scifact --uri /tmp/fig/scifact.db \\
+        --split train --variant 'rrf60={"rrf_k": 60}' --variant 'pool50={"candidate_k": 50}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.evaluation.beir import (
+    corpus_documents,
+    load_beir,
+    pipeline_collection,
+)
+from langchain_lookup_knowledge.evaluation.metrics import per_query
+from langchain_lookup_knowledge.evaluation.runner import eval_settings, run_pipeline
+from langchain_lookup_knowledge.evaluation.stats import paired_bootstrap
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.settings import LookupSettings
+
+METRICS = ("ndcg@10", "recall@10", "mrr@10")
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
+    """``name={"key": value}`` -> (name, overrides)."""
+    name, _, overrides = text.partition("=")
+    if not name or not overrides:
+        raise SystemExit(f"--variant {text!r}: expected NAME=JSON")
+    return name, json.loads(overrides)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", help="BEIR dataset folder")
+    parser.add_argument("--uri", required=True, help="the Milvus Lite file eval beir wrote")
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--every", type=int, default=1, help="every Nth judged query only")
+    parser.add_argument("--variant", action="append", default=[], help='NAME={"setting": v}')
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    data = load_beir(args.dir, args.split)
+    queries = dict(list(data.queries.items())[:: args.every])
+    qrels = {q: data.qrels[q] for q in queries}
+    settings = LookupSettings(milvus_uri=args.uri)
+    collection = pipeline_collection(data, settings, corpus_documents(data))
+    base = settings.model_copy(update={"collection": collection, "catalog_collection": None})
+    embedder = build_embeddings(base)
+    ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity", "top_k": 10}
+
+    variants = [("defaults", {}), *map(parse_variant, args.variant)]
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    report: dict[str, Any] = {"split": args.split, "queries": len(queries), "variants": {}}
+    for name, overrides in variants:
+        cfg = eval_settings(base, **ranking_only, **overrides)
+        run = run_pipeline(build_lookup_graph(cfg, embeddings=embedder), queries, desc=name)
+        scores[name] = {m: per_query(run.rankings, qrels, m) for m in METRICS}
+        row: dict[str, Any] = {"overrides": overrides}
+        for m in METRICS:
+            values = scores[name][m]
+            row[m] = round(sum(values.values()) / len(values), 4)
+        ref, own = scores["defaults"]["ndcg@10"], scores[name]["ndcg@10"]
+        ids = sorted(ref)
+        row["ndcg@10_vs_defaults"] = paired_bootstrap(
+            [own[q] for q in ids], [ref[q] for q in ids]
+        ).as_dict()
+        row["p50_ms"] = run.timing()["p50_ms"]
+        report["variants"][name] = row
+        iv = row["ndcg@10_vs_defaults"]
+        print(
+            f"{name:<16} nDCG@10 {row['ndcg@10']:.4f}  R@10 {row['recall@10']:.4f}  "
+            f"MRR@10 {row['mrr@10']:.4f}  vs defaults {iv['delta']:+.4f} "
+            f"[{iv['low']:+.4f}, {iv['high']:+.4f}]  p50 {row['p50_ms']} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    if args.json:
+        print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
