@@ -25,7 +25,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NotRequired, Protocol, runtime_checkable
 
 from sqlalchemy import (
     JSON,
@@ -48,6 +48,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlAlchemyTimeoutError
+from typing_extensions import TypedDict, Unpack
 
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.redaction import redact, redact_value
@@ -159,17 +160,24 @@ def _sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+class InvocationCall(TypedDict):
+    """One lookup call as a recorder takes it: the keyword arguments of ``record``/``enqueue``.
+
+    ``details`` is the call's ``retrieval_details``; ``error`` the retrieval error's message and
+    ``latency_ms`` the lookup's time, when known. A recorder of your own may spell them out
+    (``def record(self, *, result, details, error=None, latency_ms=None)``).
+    """
+
+    result: LookupResult
+    details: dict[str, Any]
+    error: NotRequired[str | None]
+    latency_ms: NotRequired[float | None]
+
+
 class InvocationRecorder(Protocol):
     """Where lookups are recorded (one small protocol; swap in your own)."""
 
-    def record(
-        self,
-        *,
-        result: LookupResult,
-        details: dict[str, Any],
-        error: str | None = None,
-        latency_ms: float | None = None,
-    ) -> int | None:
+    def record(self, **call: Unpack[InvocationCall]) -> int | None:
         """Store one call; return its id."""
         ...
 
@@ -182,14 +190,7 @@ class QueuedInvocationRecorder(InvocationRecorder, Protocol):
     without it (the plain :class:`InvocationRecorder`) is always waited for.
     """
 
-    def enqueue(
-        self,
-        *,
-        result: LookupResult,
-        details: dict[str, Any],
-        error: str | None = None,
-        latency_ms: float | None = None,
-    ) -> None:
+    def enqueue(self, **call: Unpack[InvocationCall]) -> None:
         """Hand one call to the writer and return at once (the write goes on in the background)."""
         ...
 
@@ -305,19 +306,12 @@ class SqlInvocationRecorder:
         with self._state:
             return len(self._backlog) + self._inflight
 
-    def record(
-        self,
-        *,
-        result: LookupResult,
-        details: dict[str, Any],
-        error: str | None = None,
-        latency_ms: float | None = None,
-    ) -> int | None:
+    def record(self, **call: Unpack[InvocationCall]) -> int | None:
         """Insert one row within ``timeout_s``; ``retrieval_details`` as JSON (content cut).
 
         Raises :class:`RecordingNotDone` when the row was not written in time (the lookup goes on).
         """
-        future = self._submit([self._admit(self._row(result, details, error, latency_ms))])
+        future = self._submit([self._admit(self._row(call))])
         try:
             ids = future.result(timeout=self.timeout_s)
         except FutureTimeout:
@@ -337,14 +331,7 @@ class SqlInvocationRecorder:
             raise RecordingNotDone(f"row not written: {_short(exc)}", row="dropped") from None
         return ids[0]
 
-    def enqueue(
-        self,
-        *,
-        result: LookupResult,
-        details: dict[str, Any],
-        error: str | None = None,
-        latency_ms: float | None = None,
-    ) -> None:
+    def enqueue(self, **call: Unpack[InvocationCall]) -> None:
         """Hand one row to the writer thread and return without waiting for the write.
 
         The row has the same durability as one :meth:`record` gave up waiting for: a failed
@@ -353,18 +340,14 @@ class SqlInvocationRecorder:
 
         Raises :class:`RecordingNotDone` (``row="kept"``) while the circuit is open.
         """
-        self._submit([self._admit(self._row(result, details, error, latency_ms))])
+        self._submit([self._admit(self._row(call))])
 
-    def _row(
-        self,
-        result: LookupResult,
-        details: dict[str, Any],
-        error: str | None,
-        latency_ms: float | None,
-    ) -> dict[str, Any]:
+    def _row(self, call: InvocationCall) -> dict[str, Any]:
         """The ``tool_invocation`` row of one call: the query policy applied, secrets masked."""
         from langchain_lookup_knowledge.records.columns import indexed_values
 
+        result, details = call["result"], call["details"]
+        error, latency_ms = call.get("error"), call.get("latency_ms")
         if latency_ms is None:
             latency_ms = sum(a.latency_ms for a in result.retrieval_trace.attempts) or None
         query, details = self.query_text.apply(result.query, details)
