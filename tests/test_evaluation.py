@@ -312,3 +312,25 @@ def test_bench_reads_questions_as_q_as_beir_text_or_one_per_line(tmp_path: Path)
     empty.write_text('{"other": 1}\n', encoding="utf-8")
     with pytest.raises(ConfigurationError, match=r"empty\.jsonl:1: no question"):
         load_bench_questions(empty)
+
+
+def test_bench_ingest_folder_given_relative_is_read_like_an_absolute_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``bench --kb ../runbooks`` once failed in the ingest step, after every lookup was
+    measured: the loader names files relative to the folder it walked (resolved)."""
+    from langchain_lookup_knowledge.errors import ConfigurationError
+    from langchain_lookup_knowledge.evaluation.bench import bench_knowledge_folder
+    from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "disk.md").write_text("---\ntitle: Disk full\n---\n# Disk full\nfree space\n")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    folder = bench_knowledge_folder("../kb")
+    assert folder == kb.resolve()
+    docs = [load_document(f, folder, 2_000_000) for f in iter_markdown_files(folder)]
+    assert [d.source for d in docs] == ["disk.md"]  # type: ignore[union-attr]
+    with pytest.raises(ConfigurationError, match="knowledge folder not found"):
+        bench_knowledge_folder("../missing")

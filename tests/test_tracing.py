@@ -295,3 +295,44 @@ async def test_the_tracer_gets_summaries_and_streamed_events_the_full_state(
     blocks = ended["record_invocation"]["result"]["evidenceBlocks"]
     assert blocks
     assert all(b["content"] for b in blocks)
+
+
+def _without_times(value: Any) -> Any:
+    """``value`` with every timing and latency removed (they differ from call to call)."""
+    if isinstance(value, dict):
+        return {
+            k: _without_times(v)
+            for k, v in value.items()
+            if k not in {"timingsMs", "latencyMs", "latency_ms", "timings_ms"}
+        }
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+def test_an_untraced_lookup_returns_what_a_traced_one_returns(
+    kb_settings, real_embeddings, monkeypatch
+):
+    """Without a callback handler the L1 search runs without its retriever run (nobody could
+    see it) and the tool run's metadata is never made: the result is the same to the key."""
+    from langchain_lookup_knowledge.retrieval.traced import L1SearchRetriever
+
+    retriever_runs: list[str] = []
+    real_invoke = L1SearchRetriever.invoke
+
+    def counted(self: L1SearchRetriever, *args: Any, **kwargs: Any) -> Any:
+        retriever_runs.append(self.path.name)
+        return real_invoke(self, *args, **kwargs)
+
+    monkeypatch.setattr(L1SearchRetriever, "invoke", counted)  # a spy: the real run goes on
+    settings = kb_settings.model_copy(update={"record_invocations": False})
+    tool = make_tool(settings, embeddings=real_embeddings)
+    for question in ("etcd is slow and the API server times out", "recipe for chocolate cake"):
+        collector = RunCollectorCallbackHandler()
+        traced = tool.invoke(call(question), config={"callbacks": [collector]})
+        assert retriever_runs
+        retriever_runs.clear()
+        untraced = tool.invoke(call(question))
+        assert retriever_runs == []
+        assert untraced.content == traced.content
+        assert _without_times(untraced.artifact) == _without_times(traced.artifact)

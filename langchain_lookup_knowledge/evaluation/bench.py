@@ -97,6 +97,25 @@ def load_bench_questions(path: str | Path | None) -> list[str]:
     return [q.text for q in readable_only(read_question_file(file), str(file))]
 
 
+def bench_knowledge_folder(kb: str | Path | None) -> Path:
+    """The folder the ingest benchmark reads, as an absolute path (the sample KB by default).
+
+    Resolved first: the loader names each file relative to the folder it walked, so a relative
+    ``--kb`` such as ``../runbooks`` would fail the ingest after every lookup was measured.
+
+    Raises:
+        ConfigurationError: the folder does not exist.
+
+    Example:
+        >>> bench_knowledge_folder(None) == SAMPLE_KB
+        True
+    """
+    folder = Path(kb).expanduser().resolve() if kb else SAMPLE_KB
+    if not folder.is_dir():
+        raise ConfigurationError(f"knowledge folder not found: {folder}")
+    return folder
+
+
 def _settings_json(settings: LookupSettings) -> str:
     data = {
         k: (v.get_secret_value() if isinstance(v, SecretStr) else v)
@@ -280,9 +299,7 @@ def run_bench(
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
     questions = load_bench_questions(queries_file)
-    kb_path = Path(kb).expanduser() if kb else SAMPLE_KB
-    if not kb_path.is_dir():
-        raise ConfigurationError(f"knowledge folder not found: {kb_path}")
+    kb_path = bench_knowledge_folder(kb)
     records = tempfile.TemporaryDirectory(prefix="lookup-bench-")
     settings = settings.model_copy(
         update={
