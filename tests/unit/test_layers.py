@@ -2,8 +2,9 @@
 
 ``core`` (contract models, text rules) imports nothing of the package; ``retrieval`` (the L1
 paths) builds on ``core`` and never on ``pipeline`` (the graph), which builds on both. Module-level
-imports form no cycle (imports inside functions and under ``TYPE_CHECKING`` are not counted: they
-run after every module is loaded).
+imports form no cycle, between modules or between packages (each subpackage and each top-level
+module counted as one: ``pipeline``, ``retrieval``, ``settings``, ...). Imports inside functions
+and under ``TYPE_CHECKING`` are not counted: they run after every module is loaded.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def _top_level_imports(path: Path) -> set[str]:
             if isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
                 if inner.module.startswith(PACKAGE):
                     found.add(inner.module)
+                    # "from pkg.sub import module": the module itself, if it is one
+                    found.update(f"{inner.module}.{a.name}" for a in inner.names)
             elif isinstance(inner, ast.Import):
                 found.update(a.name for a in inner.names if a.name.startswith(PACKAGE))
     return found
@@ -70,12 +73,43 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _packages(modules: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph collapsed to packages: ``pkg.pipeline.graph`` counts as ``pkg.pipeline``,
+    a top-level module ``pkg.settings`` as itself; the root package is left out (every module is
+    inside it)."""
+
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    graph: dict[str, set[str]] = {}
+    for module, deps in modules.items():
+        if module == PACKAGE:
+            continue
+        graph.setdefault(unit(module), set()).update(
+            unit(d) for d in deps if d != PACKAGE and unit(d) != unit(module)
+        )
+    return graph
+
+
 def _imports_of(prefix: str) -> dict[str, set[str]]:
     return {m: deps for m, deps in _graph().items() if m == prefix or m.startswith(prefix + ".")}
 
 
 def test_no_module_level_import_cycle() -> None:
     assert _cycle(_graph()) is None
+
+
+def test_no_import_cycle_between_packages() -> None:
+    packages = _packages(_graph())
+    # the graph is really read: the layers stated above are edges of it
+    assert {f"{PACKAGE}.core", f"{PACKAGE}.retrieval"} <= packages[f"{PACKAGE}.pipeline"]
+    assert f"{PACKAGE}.settings" in packages[f"{PACKAGE}.retrieval"]
+    assert _cycle(packages) is None
+
+
+def test_a_submodule_imported_by_name_is_an_edge() -> None:
+    """``from pkg.cli import query`` imports the module ``pkg.cli.query``, not only ``pkg.cli``."""
+    assert f"{PACKAGE}.cli.query" in _graph()[f"{PACKAGE}.cli"]
 
 
 def test_core_imports_nothing_of_the_package() -> None:
@@ -98,3 +132,21 @@ def test_retrieval_is_a_package() -> None:
 def test_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_a_cycle_through_two_packages_is_found_though_no_module_cycle_is() -> None:
+    modules = {
+        f"{PACKAGE}.a.x": {f"{PACKAGE}.b.y"},
+        f"{PACKAGE}.b.y": set(),
+        f"{PACKAGE}.b.z": {f"{PACKAGE}.a.w"},
+        f"{PACKAGE}.a.w": {f"{PACKAGE}.settings"},
+        f"{PACKAGE}.settings": set(),
+        PACKAGE: {f"{PACKAGE}.a.x"},
+    }
+    assert _cycle(modules) is None
+    assert _packages(modules) == {
+        f"{PACKAGE}.a": {f"{PACKAGE}.b", f"{PACKAGE}.settings"},
+        f"{PACKAGE}.b": {f"{PACKAGE}.a"},
+        f"{PACKAGE}.settings": set(),
+    }
+    assert _cycle(_packages(modules)) == [f"{PACKAGE}.a", f"{PACKAGE}.b", f"{PACKAGE}.a"]
