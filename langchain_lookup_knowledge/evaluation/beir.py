@@ -32,6 +32,7 @@ from langchain_core.documents import Document
 
 from langchain_lookup_knowledge.core.lexical import LEXICAL_VERSION
 from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.evaluation import runner
 from langchain_lookup_knowledge.evaluation.baseline import (
     BareKind,
     BareStore,
@@ -39,15 +40,6 @@ from langchain_lookup_knowledge.evaluation.baseline import (
     progress_enabled,
 )
 from langchain_lookup_knowledge.evaluation.metrics import aggregate
-from langchain_lookup_knowledge.evaluation.runner import (
-    embedder_fingerprint,
-    eval_settings,
-    rounded,
-    run_pipeline,
-    run_search,
-    short_hash,
-    systems_table,
-)
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -166,9 +158,9 @@ def pipeline_collection(
         for d in docs[:5]
         for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)
     )
-    return "beir_" + short_hash(
+    return "beir_" + runner.short_hash(
         data.corpus_hash,
-        embedder_fingerprint(settings),
+        runner.embedder_fingerprint(settings),
         f"{settings.chunk_size}/{settings.chunk_overlap}",
         sample,
         settings.bm25_analyzer,
@@ -197,7 +189,7 @@ def run_baselines(
     timings = {} if timings is None else timings
     out_baselines: dict[str, Any] = {}
     bare_docs, bare_ids = bare_documents(data)
-    key = short_hash(data.corpus_hash, embedder_fingerprint(settings))
+    key = runner.short_hash(data.corpus_hash, runner.embedder_fingerprint(settings))
     # the bare baselines have no query cache; dense and hybrid embed the corpus once
     shared = SharedDocumentVectors(embedder.inner)
     kinds: tuple[BareKind, ...] = ("dense", "bm25", "hybrid")
@@ -209,13 +201,13 @@ def run_baselines(
         written = store.fill(bare_docs, bare_ids, progress=progress)
         timings[f"bare_{kind}_ingest_s"] = round(time.perf_counter() - start, 2)
         if kind == "hybrid":  # its fused order depends on k (fetch_k = 2k per leg)
-            run = run_search(
+            run = runner.run_search(
                 partial(_bare_ids, store, 10),
                 data.queries,
                 desc="bare hybrid@10",
                 progress=progress,
             )
-            deep_run = run_search(
+            deep_run = runner.run_search(
                 partial(_bare_ids, store, DEEP_K),
                 data.queries,
                 desc="bare hybrid@100",
@@ -225,14 +217,14 @@ def run_baselines(
                 deep_run.rankings, data.qrels, ["recall@100"]
             )
         else:
-            run = run_search(
+            run = runner.run_search(
                 partial(_bare_ids, store, DEEP_K),
                 data.queries,
                 desc=f"bare {kind}",
                 progress=progress,
             )
             scores = aggregate(run.rankings, data.qrels, METRICS)
-        out_baselines[kind] = rounded(scores) | {
+        out_baselines[kind] = runner.rounded(scores) | {
             "timing": run.timing(),
             "collection": store.collection,
             "cached": not written,
@@ -274,18 +266,21 @@ def run_beir(
     # BEIR measures ranking: every judged query is answerable, so the evidence decision (which
     # eval queries measures with out-of-scope questions) does not withhold rankings here.
     ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity"}
-    top = eval_settings(base, top_k=10, **ranking_only)
-    deep = eval_settings(
+    top = runner.eval_settings(base, top_k=10, **ranking_only)
+    deep = runner.eval_settings(
         base, top_k=DEEP_K, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES), **ranking_only
     )
     graph = build_lookup_graph(top, embeddings=embedder)
-    first = run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
+    first = runner.run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
     deep_graph = build_lookup_graph(deep, embeddings=embedder)
-    second = run_pipeline(deep_graph, data.queries, desc="pipeline@100", progress=progress)
+    second = runner.run_pipeline(deep_graph, data.queries, desc="pipeline@100", progress=progress)
     metrics = aggregate(first.rankings, data.qrels, TOP_METRICS) | aggregate(
         second.rankings, data.qrels, ["recall@100"]
     )
-    pipeline = rounded(metrics) | {"timing": first.timing(), "fallbacks": first.extra["fallbacks"]}
+    pipeline = runner.rounded(metrics) | {
+        "timing": first.timing(),
+        "fallbacks": first.extra["fallbacks"],
+    }
 
     out_baselines = (
         run_baselines(data, base, embedder, progress=progress, timings=timings) if baselines else {}
@@ -326,7 +321,7 @@ def format_beir(report: dict[str, Any]) -> str:
         f"BEIR {report['dataset']} ({report['split']}): {report['queries']} queries, "
         f"{report['corpus']} documents, {report['chunks']} chunks in {report['collection']!r}"
         f"{' (cached)' if report['cached'] else ''}",
-        *systems_table(report, (*METRICS, "p50_ms", "p95_ms"), name_width=12),
+        *runner.systems_table(report, (*METRICS, "p50_ms", "p95_ms"), name_width=12),
     ]
     s = report["settings"]
     lines.append(
