@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
+from langchain_lookup_knowledge.knowledge.documents import DocumentTerms, KnowledgeDocument
 
 
 @dataclass(frozen=True)
-class CatalogEntry:
-    """What L0 knows of one document. Never evidence: only hints for L1."""
+class CatalogEntry(DocumentTerms):
+    """What L0 knows of one document: its terms, and how it was ingested. Never evidence: only
+    hints for L1."""
 
-    source: str
-    title: str
-    category: str
-    keywords: tuple[str, ...] = ()
-    entities: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
     content_hash: str = ""
     chunk_count: int = 0
     chunking: str = ""  # chunking_signature the chunks were made with ("": before signatures)
@@ -37,12 +32,7 @@ class CatalogEntry:
     ) -> CatalogEntry:
         """The catalog entry of a parsed document (chunked as ``chunking`` says)."""
         return cls(
-            source=doc.source,
-            title=doc.title,
-            category=doc.category,
-            keywords=doc.keywords,
-            entities=doc.entities,
-            aliases=doc.aliases,
+            **{f.name: getattr(doc, f.name) for f in fields(DocumentTerms)},
             content_hash=doc.content_hash,
             chunk_count=chunk_count,
             chunking=chunking,

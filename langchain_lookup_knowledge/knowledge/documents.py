@@ -106,17 +106,30 @@ def _load_yaml(text: str) -> Any:
 
 
 @dataclass(frozen=True)
-class KnowledgeDocument:
-    """One knowledge file, parsed. ``source`` is its POSIX path relative to the ingested folder."""
+class DocumentTerms:
+    """What a document is and is called: its path, title, category and frontmatter terms.
+
+    The fields L0 matches on, shared by a parsed :class:`KnowledgeDocument` and its
+    :class:`~langchain_lookup_knowledge.knowledge.catalog.CatalogEntry`.
+    """
 
     source: str
     title: str
     category: str
-    body: str
-    content_hash: str
     keywords: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class KnowledgeDocument(DocumentTerms):
+    """One knowledge file, parsed. ``source`` is its POSIX path relative to the ingested folder.
+
+    Its own fields (``body``, ``content_hash``, ...) are keyword-only.
+    """
+
+    body: str
+    content_hash: str
     summary: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
