@@ -1,9 +1,10 @@
 """The lookup graph's node functions, bound to one :class:`LookupRuntime`.
 
-Each node gathers inputs, calls the module that owns the decision (:mod:`.plan`,
-:mod:`.attempts`, :mod:`.rerank` / :mod:`.evidence`, :mod:`.assemble`) and returns a typed
-state update. Nodes are plain sync functions: ``invoke`` runs them directly and ``ainvoke`` in
-worker threads, so the logic exists once and never blocks an event loop.
+Each node gathers inputs, calls the module that owns the decision (:mod:`.transform` and
+:mod:`.plan`, :mod:`.attempts`, :mod:`.rerank` / :mod:`.evidence`, :mod:`.assemble`,
+:mod:`.record_step`) and returns a typed state update. Nodes are plain sync functions:
+``invoke`` runs them directly and ``ainvoke`` in worker threads, so the logic exists once and
+never blocks an event loop.
 
 Every failure on the way is data: a catalog that cannot be read costs the L0 hints (noted), a
 query that cannot be embedded or a collection that cannot be opened is a failed step, so the
@@ -12,14 +13,12 @@ lookup still reaches assembly and ``record_invocation``.
 
 from __future__ import annotations
 
-import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 
 from langchain_lookup_knowledge.core.models import RetrievalAttempt
-from langchain_lookup_knowledge.errors import StoreUnavailableError
 from langchain_lookup_knowledge.pipeline.assemble import (
     LookupParts,
     assemble_result,
@@ -27,8 +26,6 @@ from langchain_lookup_knowledge.pipeline.assemble import (
 )
 from langchain_lookup_knowledge.pipeline.attempts import (
     AttemptOutcome,
-    describe,
-    failed_step,
     fallback_reason,
     ms_since,
     needs_retry,
@@ -38,8 +35,7 @@ from langchain_lookup_knowledge.pipeline.attempts import (
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
-from langchain_lookup_knowledge.pipeline.l0 import L0Match
-from langchain_lookup_knowledge.pipeline.plan import caller_filter_expr, plan_query
+from langchain_lookup_knowledge.pipeline.record_step import final_output, record_call
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.pipeline.state import (
@@ -51,14 +47,13 @@ from langchain_lookup_knowledge.pipeline.state import (
     RecordInput,
     RetrieveInput,
     RouteInput,
-    pack_vector,
     unpack_vector,
 )
-from langchain_lookup_knowledge.query_text import clean_query_text
+from langchain_lookup_knowledge.pipeline.transform import transform_query
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
-from langchain_lookup_knowledge.store.schema import CollectionLayout
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.recording import InvocationCall
 
 Update = dict[str, Any]
 """A partial lookup state (LangGraph merges it with the reducers of the state)."""
@@ -91,53 +86,7 @@ class LookupNodes:
     # --- query transformation -------------------------------------------------------------
     def transform_query(self, state: LookupInput) -> Update:
         """Clean the question, L0 hints in the call's scope, the query vector, the plan."""
-        start = time.perf_counter()
-        text, notes = clean_query_text(state.get("query"), self.settings.max_query_chars)
-        filters = state.get("filters")
-        steps: list[RetrievalAttempt] = []
-        timings: dict[str, float] = {}
-        match, store_down = L0Match(), False
-        try:
-            match = self.runtime.matcher(caller_filter_expr(self.settings, filters)).match(text)
-        except StoreUnavailableError as exc:  # Milvus is down: the L1 attempts report it
-            notes.append(f"L0 catalog unavailable: {describe(exc)}")
-            store_down = True
-        except Exception as exc:  # a catalog that cannot be read costs the hints, no more
-            logger.warning("L0 catalog unreadable: %s", describe(exc))
-            notes.append(f"L0 catalog unreadable: {describe(exc)}")
-        vector: list[float] | None = None
-        layout: CollectionLayout | None = None
-        if self.settings.l1_enabled:
-            embed_start = time.perf_counter()
-            try:
-                vector = self.runtime.embeddings.embed_query(text)
-            except Exception as exc:  # no vector, no L1: a failed step, recorded
-                steps.append(failed_step("embed_query", "embedding", exc, embed_start))
-            timings["embed_query"] = ms_since(embed_start)
-            if vector is not None and not store_down:
-                open_start = time.perf_counter()
-                try:
-                    layout = self.runtime.layout
-                except Exception as exc:  # missing collection, schema mismatch: recorded
-                    steps.append(failed_step("open_collection", "milvus", exc, open_start))
-                    vector = None
-        plan = plan_query(
-            text,
-            self.settings,
-            vector=vector,
-            layout=layout,
-            l0=match,
-            filters=filters,
-            notes=notes,
-        )
-        timings["transform_query"] = ms_since(start)
-        return {
-            "plan": plan,
-            "query_vector": pack_vector(vector) if vector is not None else None,
-            "attempts": steps,
-            "timings_ms": timings,
-            "started_at": start,
-        }
+        return transform_query(self.runtime, state.get("query"), state.get("filters"))
 
     # --- L1 retrieval ---------------------------------------------------------------------
     def _first(
@@ -266,51 +215,30 @@ class LookupNodes:
     def record_invocation(self, state: RecordInput) -> Update:
         """Persist the call (``tool_invocation.retrieval_details``); never fails the lookup.
 
-        The row is queued to the recorder's writer (``status: queued``) unless
-        ``record_wait`` asks to wait for it (``status: ok`` with its ``id``).
-
-        The output is made here, as JSON (the result contract, the error).
+        The output is made here, as JSON (the result contract, the error): see
+        :mod:`.record_step`.
         """
-        recorder = self.runtime.recorder
         result = state["lookup_result"]
         started = state.get("started_at")
         latency = ms_since(started) if started is not None else None  # the whole lookup
         error = state.get("retrieval_error")
-        status: dict[str, Any]
         timings = dict(result.retrieval_trace.timings_ms)
-        if recorder is None or not self.settings.record_invocations:
-            status = {"status": "disabled"}
-        else:
-            record_start = time.perf_counter()
-            from langchain_lookup_knowledge.recording import QueuedInvocationRecorder
-
-            details = state["retrieval_details"]
-            message = error.message if error is not None else None
-            try:
-                if not self.settings.record_wait and isinstance(recorder, QueuedInvocationRecorder):
-                    # The write goes on beside the agent's next step.
-                    recorder.enqueue(
-                        result=result, details=details, error=message, latency_ms=latency
-                    )
-                    status = {"status": "queued"}
-                else:
-                    row_id = recorder.record(
-                        result=result, details=details, error=message, latency_ms=latency
-                    )
-                    status = {"status": "ok", "id": row_id}
-            except Exception as exc:
-                logger.warning("recording the tool invocation failed: %s", describe(exc))
-                status = {"status": "error", "error": describe(exc)}
-                if isinstance(getattr(exc, "row", None), str):  # recording.RecordingNotDone
-                    status["row"] = exc.row  # type: ignore[attr-defined]
+        recorder = self.runtime.recorder if self.settings.record_invocations else None
+        call: InvocationCall | None = None
+        if recorder is not None:
+            call = {
+                "result": result,
+                "details": state["retrieval_details"],
+                "error": error.message if error is not None else None,
+                "latency_ms": latency,
+            }
+        record_start = time.perf_counter()
+        status = record_call(recorder, call, wait=self.settings.record_wait)
+        if call is not None:
             timings["record_invocation"] = ms_since(record_start)
         if latency is not None:
             timings["total"] = latency
-        trace = result.retrieval_trace.model_copy(
-            update={"recording": status, "timings_ms": timings}
-        )
-        final = result.model_copy(update={"retrieval_trace": trace})
         return {
-            "result": final.to_json_dict(),
+            "result": final_output(result, status, timings),
             "error": error.to_json_dict() if error is not None else None,
         }
