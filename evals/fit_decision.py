@@ -21,6 +21,12 @@ found, over all families:
   the time;
 * ``medium_confidence``: the same at ``--medium-precision``.
 
+The found model adds the KB vocabulary's signals (``--vocabulary``, default ``unseen_idf``) to
+every family's; ``fallback_evidence_model`` is the same fit without them (a collection ingested
+before vocabularies). Both are cross-validated on dev (``--folds``: a question's hybrid and
+dense-only lookups in one fold; thresholds refitted on each training part): ``dev_cv`` and
+``dev_cv_fallback`` are the rates of questions no fit saw, ``dev`` those of the fit's own data.
+
 Usage::
 
     export LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity
@@ -34,19 +40,22 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-FEATURES = {  # of the found model (is the question in scope?)
+FEATURES = {  # of the found model (is the question in scope?) without a KB vocabulary
     "hybrid": ("similarity", "coverage", "agreement"),
     "dense": ("similarity", "coverage"),
     "sparse": ("coverage",),
     "lexical": ("coverage",),
 }
+VOCABULARY_FEATURES = ("unseen_idf",)  # added to every family's found model (--vocabulary)
 LEVEL_FEATURES = {  # of the relevance model (is the first block a relevant document?)
     "hybrid": ("similarity", "coverage", "agreement"),
     "dense": ("similarity", "coverage"),
@@ -124,14 +133,15 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def fit_found(rows: list[dict], min_found: float, l2: float) -> dict[str, dict[str, float]]:
+def fit_found(
+    rows: list[dict], min_found: float, l2: float, features: dict[str, tuple[str, ...]]
+) -> dict[str, dict[str, float]]:
     """Per family: the model, its threshold folded into the bias (confidence 0.5 = found)."""
     model: dict[str, dict[str, float]] = {}
-    for family, names in FEATURES.items():
+    for family, names in features.items():
         fam = [r for r in rows if r.get("family") == family and vouched(r)]
         inside = [r for r in fam if r["in_scope"]]
         if not inside:
-            print(f"{family}: no in-scope row: not fitted", file=sys.stderr)
             continue
         if len(inside) == len(fam):  # nothing to separate: keep all of them
             model[family] = {"bias": 4.0} | dict.fromkeys(names, 0.0)
@@ -146,6 +156,8 @@ def fit_found(rows: list[dict], min_found: float, l2: float) -> dict[str, dict[s
         model[family] = {k: round(v, 3) for k, v in weights.items()}
         # rounded up, so the row at the threshold stays found
         model[family]["bias"] = math.ceil(weights["bias"] * 1000 + 1e-6) / 1000
+    if "dense" not in model and model:  # the family every missing one falls back to
+        model["dense"] = next(iter(model.values()))
     return model
 
 
@@ -154,10 +166,11 @@ def fit_levels(rows: list[dict], l2: float) -> dict[str, dict[str, float]]:
     for family, names in LEVEL_FEATURES.items():
         fam = [r for r in rows if r.get("family") == family and r["in_scope"]]
         if len({bool(r["correct"]) for r in fam}) < 2:
-            print(f"{family}: {len(fam)} rows, one class of correct: not fitted", file=sys.stderr)
             continue
         weights = fit_family(fam, names, "correct", l2)
         model[family] = {k: round(v, 3) for k, v in weights.items()}
+    if "dense" not in model and model:
+        model["dense"] = next(iter(model.values()))
     return model
 
 
@@ -172,29 +185,97 @@ def lowest_with_precision(scored: list[tuple[float, bool]], precision: float) ->
     return math.floor(best * 10_000) / 10_000
 
 
-def rates(
-    rows: list[dict], model: dict, levels: dict, high: float, medium: float
-) -> dict[str, object]:
-    """Found rates and per-level correctness of ``rows`` under the fitted decision."""
-    found = [r for r in rows if (c := confidence(r, model)) is not None and c >= FOUND_CONFIDENCE]
-    inside = [r for r in rows if r["in_scope"]]
-    outside = [r for r in rows if not r["in_scope"]]
+def with_vocabulary(vocabulary: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The found model's features with the KB vocabulary's."""
+    return {family: (*names, *vocabulary) for family, names in FEATURES.items()}
+
+
+@dataclass
+class Decision:
+    """A fitted decision: found model, relevance model, level thresholds."""
+
+    found: dict[str, dict[str, float]]
+    levels: dict[str, dict[str, float]]
+    high: float
+    medium: float
+
+
+def fit_decision(rows: list[dict], args: argparse.Namespace, features: dict) -> Decision:
+    model = fit_found(rows, args.min_found, args.l2, features)
+    levels = fit_levels(rows, args.l2)
+    answered = [
+        (confidence(r, levels) or 0.0, bool(r["correct"]) and r["in_scope"])
+        for r in rows
+        if (c := confidence(r, model)) is not None and c >= FOUND_CONFIDENCE
+    ]
+    high_t = lowest_with_precision(answered, args.high_precision)
+    medium_t = min(high_t, lowest_with_precision(answered, args.medium_precision))
+    return Decision(model, levels, high_t, medium_t)
+
+
+def outcomes(rows: list[dict], decision: Decision) -> list[tuple[dict, bool, str]]:
+    """Each row with whether it is found and its level under ``decision``."""
+    out = []
+    for r in rows:
+        c = confidence(r, decision.found) if decision.found else None
+        found = c is not None and c >= FOUND_CONFIDENCE
+        rel = confidence(r, decision.levels) or 0.0
+        level = "high" if rel >= decision.high else "medium" if rel >= decision.medium else "low"
+        out.append((r, found, level if found else "-"))
+    return out
+
+
+def rates(decided: list[tuple[dict, bool, str]]) -> dict[str, object]:
+    """Found rates and per-level correctness of decided rows."""
+    inside = [(r, f) for r, f, _ in decided if r["in_scope"]]
+    outside = [(r, f) for r, f, _ in decided if not r["in_scope"]]
     per_level: dict[str, list[bool]] = {"high": [], "medium": [], "low": []}
-    for r in found:
-        c = confidence(r, levels) or 0.0
-        level = "high" if c >= high else "medium" if c >= medium else "low"
-        per_level[level].append(bool(r["correct"]) and r["in_scope"])
+    for r, found, level in decided:
+        if found:
+            per_level[level].append(bool(r["correct"]) and r["in_scope"])
     return {
         "in_scope": len(inside),
         "out_of_scope": len(outside),
-        "in_scope_found": round(sum(r in found for r in inside) / len(inside), 4)
-        if inside
-        else None,
-        "out_of_scope_no_evidence": round(1 - sum(r in found for r in outside) / len(outside), 4)
+        "in_scope_found": round(sum(f for _, f in inside) / len(inside), 4) if inside else None,
+        "out_of_scope_no_evidence": round(1 - sum(f for _, f in outside) / len(outside), 4)
         if outside
         else None,
         **{lvl: f"{sum(ok)}/{len(ok)}" for lvl, ok in per_level.items()},
     }
+
+
+def question_key(row: dict) -> str:
+    """One question across its lookups (hybrid and dense reports): its set and id."""
+    return f"{row['set']}:{row['id']}"
+
+
+def fold_of(row: dict, folds: int) -> int:
+    digest = hashlib.sha256(question_key(row).encode("utf-8")).digest()
+    return digest[0] % folds
+
+
+def cross_validated(
+    rows: list[dict], args: argparse.Namespace, features: dict
+) -> list[tuple[dict, bool, str]]:
+    """Every row decided by a decision fitted without its question (``--folds`` folds, a
+    question's hybrid and dense lookups in the same fold)."""
+    decided: list[tuple[dict, bool, str]] = []
+    for k in range(args.folds):
+        train = [r for r in rows if fold_of(r, args.folds) != k]
+        held = [r for r in rows if fold_of(r, args.folds) == k]
+        decided.extend(outcomes(held, fit_decision(train, args, features)))
+    return decided
+
+
+def grouped(decided: list[tuple[dict, bool, str]]) -> dict[str, object]:
+    groups: dict[str, list[tuple[dict, bool, str]]] = {"all": decided}
+    for item in decided:
+        r = item[0]
+        groups.setdefault(f"mode={r['mode']}", []).append(item)
+        groups.setdefault(f"mode={r['mode']} lang={r['lang']}", []).append(item)
+        groups.setdefault(f"mode={r['mode']} set={r['set']}", []).append(item)
+        groups.setdefault(f"family={r.get('family', 'none')}", []).append(item)
+    return {name: rates(g) for name, g in groups.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,30 +285,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--high-precision", type=float, default=0.95)
     parser.add_argument("--medium-precision", type=float, default=0.75)
     parser.add_argument("--l2", type=float, default=0.1)
+    parser.add_argument(
+        "--vocabulary",
+        default=",".join(VOCABULARY_FEATURES),
+        help="KB vocabulary signals of the found model (comma list; '' for none)",
+    )
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds on dev")
     args = parser.parse_args(argv)
     rows = read_rows(args.reports)
-    model = fit_found(rows, args.min_found, args.l2)
-    levels = fit_levels(rows, args.l2)
-    answered = [
-        (confidence(r, levels) or 0.0, bool(r["correct"]) and r["in_scope"])
-        for r in rows
-        if (c := confidence(r, model)) is not None and c >= FOUND_CONFIDENCE
-    ]
-    high_t = lowest_with_precision(answered, args.high_precision)
-    medium_t = min(high_t, lowest_with_precision(answered, args.medium_precision))
-    groups: dict[str, list[dict]] = {"all": rows}
-    for r in rows:
-        groups.setdefault(f"mode={r['mode']}", []).append(r)
-        groups.setdefault(f"mode={r['mode']} lang={r['lang']}", []).append(r)
-        groups.setdefault(f"mode={r['mode']} set={r['set']}", []).append(r)
-        groups.setdefault(f"family={r.get('family', 'none')}", []).append(r)
+    vocabulary = tuple(v for v in args.vocabulary.split(",") if v)
+    without = [r for r in rows if "family" in r and not r.get("vocabulary", False)]
+    if vocabulary and without:
+        sys.exit(f"{len(without)} rows carry no KB vocabulary: re-ingest, or --vocabulary ''")
+    features = with_vocabulary(vocabulary)
+    decision = fit_decision(rows, args, features)
+    fallback = fit_decision(rows, args, FEATURES)
     summary = {
-        "evidence_model": model,
-        "relevance_model": levels,
+        "evidence_model": decision.found,
+        "fallback_evidence_model": fallback.found,
+        "relevance_model": decision.levels,
         "found_confidence": FOUND_CONFIDENCE,
-        "high_confidence": high_t,
-        "medium_confidence": medium_t,
-        "dev": {name: rates(g, model, levels, high_t, medium_t) for name, g in groups.items()},
+        "high_confidence": decision.high,
+        "medium_confidence": decision.medium,
+        "dev": grouped(outcomes(rows, decision)),
+        "dev_fallback": grouped(outcomes(rows, fallback)),
+        "dev_cv": grouped(cross_validated(rows, args, features)),
+        "dev_cv_fallback": grouped(cross_validated(rows, args, FEATURES)),
     }
     print(json.dumps(summary, indent=2))
     return 0

@@ -71,6 +71,10 @@ from langchain_lookup_knowledge.store.schema import (
     ensure_chunk_collection,
     is_disk_full,
 )
+from langchain_lookup_knowledge.store.vocabulary_store import (
+    rebuild_vocabulary,
+    vocabulary_is_current,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -462,6 +466,11 @@ def _ingest(
         _settle_absent(client, layout, catalog_name, known, stored, scope, report)
     client.flush(layout.name)
     client.flush(catalog_name)
+    # The KB vocabulary (the evidence decision's): recounted from the stored chunks whenever
+    # they changed, and added to a collection ingested before vocabularies.
+    changed_rows = report.indexed or report.pruned or report.stale_chunks_deleted
+    if changed_rows or report.repaired or not vocabulary_is_current(client, settings):
+        rebuild_vocabulary(client, settings, layout)
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started
     return report

@@ -159,13 +159,22 @@ def _describe(error: ValidationError, given: Mapping[str, object]) -> str:
     return "LookupSettings: " + "; ".join(dict.fromkeys(problems))
 
 
-def _default_evidence_model(*, relevance: bool = False) -> dict[str, dict[str, float]]:
+def _default_evidence_model(
+    *, relevance: bool = False, fallback: bool = False
+) -> dict[str, dict[str, float]]:
     from langchain_lookup_knowledge.pipeline.decision import (
         DEFAULT_EVIDENCE_MODEL,
+        DEFAULT_FALLBACK_EVIDENCE_MODEL,
         DEFAULT_RELEVANCE_MODEL,
     )
 
-    model = DEFAULT_RELEVANCE_MODEL if relevance else DEFAULT_EVIDENCE_MODEL
+    model = (
+        DEFAULT_RELEVANCE_MODEL
+        if relevance
+        else DEFAULT_FALLBACK_EVIDENCE_MODEL
+        if fallback
+        else DEFAULT_EVIDENCE_MODEL
+    )
     return {family: dict(weights) for family, weights in model.items()}
 
 
@@ -365,6 +374,11 @@ class LookupSettings(BaseSettings):
         "dense: dense alone; sparse: BM25 alone; lexical: a question the embedder cannot read; "
         "a missing family falls back to dense) and signal; fitted by evals/fit_decision.py.",
     )
+    fallback_evidence_model: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: _default_evidence_model(fallback=True),
+        description="evidence_model of a collection without a KB vocabulary (ingested before "
+        "vocabularies; re-ingest adds one): the same families, no vocabulary signal.",
+    )
     relevance_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(relevance=True),
         description="Logistic weights of relevanceLevel under the calibrated decision: the "
@@ -375,10 +389,10 @@ class LookupSettings(BaseSettings):
         description="Calibrated decision: below this confidence the lookup answers found=false.",
     )
     high_confidence: UnitInterval = Field(
-        default=0.752, description="Calibrated decision: relevanceLevel high."
+        default=0.7041, description="Calibrated decision: relevanceLevel high."
     )
     medium_confidence: UnitInterval = Field(
-        default=0.341, description="Calibrated decision: relevanceLevel medium."
+        default=0.2537, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(
@@ -499,7 +513,7 @@ class LookupSettings(BaseSettings):
             return "vectorstore"
         return value
 
-    @field_validator("evidence_model", "relevance_model")
+    @field_validator("evidence_model", "fallback_evidence_model", "relevance_model")
     @classmethod
     def _evidence_model_is_known(
         cls, value: dict[str, dict[str, float]]

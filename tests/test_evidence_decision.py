@@ -151,6 +151,8 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
                 + (0.3 if inside else 0.0) * rng.random(),
                 "agreement": rng.uniform(0.5, 1.0),
                 "bm25_per_term": rng.uniform(0.3, 2.0),
+                "unseen_idf": rng.uniform(0.0, 0.5) + (0.0 if inside else 0.3),
+                "vocabulary": True,
             }
         )
     report = {
@@ -172,26 +174,25 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
     settings = LookupSettings(
         evidence_decision="calibrated",
         evidence_model=fit["evidence_model"],
+        fallback_evidence_model=fit["fallback_evidence_model"],
         relevance_model=fit["relevance_model"],
     )
     from langchain_lookup_knowledge.pipeline.decision import EvidenceSignals, confidence
 
-    for family in ("hybrid", "dense", "sparse"):
-        rows = [r for r in signals if r["family"] == family and r["in_scope"]]
-        vouched = [r for r in rows if family != "sparse" or r["coverage"] > 0]
-        kept = [
-            r
-            for r in vouched
-            if confidence(
-                EvidenceSignals(
-                    **{
-                        k: r[k]
-                        for k in ("family", "similarity", "coverage", "agreement", "bm25_per_term")
-                    }
-                ),
-                settings.evidence_model,
-            )
-            >= 0.5
-        ]
-        assert len(kept) >= 0.9 * len(vouched), family
+    names = ("family", "similarity", "coverage", "agreement", "bm25_per_term", "unseen_idf")
+    for model in (settings.evidence_model, settings.fallback_evidence_model):
+        for family in ("hybrid", "dense", "sparse"):
+            rows = [r for r in signals if r["family"] == family and r["in_scope"]]
+            vouched = [r for r in rows if family != "sparse" or r["coverage"] > 0]
+            kept = [
+                r
+                for r in vouched
+                if confidence(EvidenceSignals(**{k: r[k] for k in names}), model) >= 0.5
+            ]
+            assert len(kept) >= 0.9 * len(vouched), family
+    assert "unseen_idf" in fit["evidence_model"]["hybrid"]
+    assert "unseen_idf" not in fit["fallback_evidence_model"]["hybrid"]
+    # cross-validated on dev: every row decided once, by a fit that did not see its question
+    assert fit["dev_cv"]["all"]["in_scope"] == fit["dev"]["all"]["in_scope"]
+    assert fit["dev_cv"]["all"]["out_of_scope"] == fit["dev"]["all"]["out_of_scope"]
     assert fit["dev"]["all"]["in_scope_found"] >= 0.85

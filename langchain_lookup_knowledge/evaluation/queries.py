@@ -342,9 +342,11 @@ class _PipelineRunner:
 
     def run(self, desc: str = "pipeline", **overrides: Any) -> RunOutput:
         from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+        from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 
         settings = eval_settings(self.settings, top_k=K, **overrides)
-        graph = build_lookup_graph(settings, embeddings=self.embedder)
+        runtime = LookupRuntime.configured(settings, embeddings=self.embedder)
+        graph = build_lookup_graph(runtime=runtime)
         return run_pipeline(
             graph,
             self.qset.queries,
@@ -352,6 +354,7 @@ class _PipelineRunner:
             desc=desc,
             progress=self.progress,
             settings=settings,
+            vocabulary=runtime.vocabulary().vocabulary,
         )
 
 

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.evaluation.metrics import percentile
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -83,11 +84,13 @@ def run_pipeline(
     desc: str = "pipeline",
     progress: bool = False,
     settings: LookupSettings | None = None,
+    vocabulary: KbVocabulary | None = None,
 ) -> RunOutput:
     """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``.
 
     ``settings`` (the graph's): whether the embedder reads each question, for the evidence
-    signals' family (``similarity_readable``); None: it does.
+    signals' family (``similarity_readable``); None: it does. ``vocabulary``: the knowledge
+    base's, for the signals' vocabulary features (None: none, ``vocabulary`` False).
     """
     from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
 
@@ -104,7 +107,9 @@ def run_pipeline(
         out.extra["relevance"][qid] = result.relevance_level
         out.extra["found"][qid] = result.found
         readable = settings is None or similarity_readable(settings, text)
-        signals = evidence_signals(result.evidence_blocks, text, readable=readable)
+        signals = evidence_signals(
+            result.evidence_blocks, text, readable=readable, vocabulary=vocabulary
+        )
         if signals is not None:
             out.extra["signals"][qid] = signals.as_dict()
         if result.retrieval_trace.fallback_reason:

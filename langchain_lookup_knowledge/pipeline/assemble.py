@@ -47,6 +47,7 @@ from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 from langchain_lookup_knowledge.pipeline.relevance import completeness_hint
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
 __all__ = [
     "NO_EVIDENCE_MESSAGE",
@@ -96,6 +97,7 @@ class LookupParts:
     path_used: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     sidecar: SidecarReport | None = None
+    vocabulary: VocabularyRead | None = None  # the KB's, for the calibrated decision
 
 
 def _message(found: bool, count: int, error: RetrievalError | None) -> str:
@@ -130,7 +132,7 @@ def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResul
         notes=list(plan.notes) if plan is not None else [],
         sidecar=parts.sidecar,
     )
-    decision = decide_evidence(blocks, trace_query(parts), settings)
+    decision = decide_evidence(blocks, trace_query(parts), settings, parts.vocabulary)
     found, level = decision.found, decision.level
     if decision.note:
         trace.notes.append(decision.note)

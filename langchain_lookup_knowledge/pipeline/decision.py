@@ -21,6 +21,12 @@ The family is the path the lookup took, so a model never weighs a signal that pa
 A BM25-only or lexical lookup whose first block holds none of the question's terms is never
 evidence (nothing but the ranking vouches for it).
 
+The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
+catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
+IDF mass is in terms no document holds (``unseen_idf``). A near miss ("same domain, a topic the
+documents do not cover") usually names such a thing. A collection without a vocabulary (ingested
+before them; a re-ingest adds one) is judged by ``fallback_evidence_model``, said in the trace.
+
 A family missing from a model falls back to ``dense`` (the single model of earlier releases).
 
 The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
@@ -39,8 +45,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.core.vocabulary import KbVocabulary, vocabulary_signals
 from langchain_lookup_knowledge.pipeline.evidence_model import (
     DEFAULT_EVIDENCE_MODEL,
+    DEFAULT_FALLBACK_EVIDENCE_MODEL,
     DEFAULT_RELEVANCE_MODEL,
     FAMILIES,
     FEATURES,
@@ -57,9 +65,11 @@ from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
+    from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
 __all__ = [
     "DEFAULT_EVIDENCE_MODEL",
+    "DEFAULT_FALLBACK_EVIDENCE_MODEL",
     "DEFAULT_RELEVANCE_MODEL",
     "FAMILIES",
     "FEATURES",
@@ -96,12 +106,18 @@ def similarity_readable(settings: LookupSettings, query: str) -> bool:
 
 
 def evidence_signals(
-    blocks: Sequence[EvidenceBlock], query: str, *, readable: bool = True
+    blocks: Sequence[EvidenceBlock],
+    query: str,
+    *,
+    readable: bool = True,
+    vocabulary: KbVocabulary | None = None,
 ) -> EvidenceSignals | None:
     """The decision's signals for ``blocks`` (best first) of ``query``; None without blocks.
 
     ``readable``: whether the embedder reads the question (:func:`similarity_readable`); a
     dense or hybrid lookup of a question it cannot read is of the ``lexical`` family.
+    ``vocabulary``: the knowledge base's (:mod:`~langchain_lookup_knowledge.core.vocabulary`);
+    without it the vocabulary signals are 0 and ``vocabulary`` is False.
 
     Example:
         >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
@@ -135,6 +151,7 @@ def evidence_signals(
     else:
         agreement = 0.0
     bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
+    unseen = vocabulary_signals(query, vocabulary) if vocabulary is not None else None
     return EvidenceSignals(
         family=family,
         similarity=max(similarities),
@@ -144,6 +161,10 @@ def evidence_signals(
         l0_match=1.0 if any(r.kind in _L0_MATCH_REASONS for r in first.hit_reasons) else 0.0,
         bm25_per_term=bm25,
         terms=len(terms),
+        unseen_share=unseen.unseen_share if unseen is not None else 0.0,
+        unseen_idf=unseen.unseen_idf if unseen is not None else 0.0,
+        rarest_idf=unseen.rarest_idf if unseen is not None else 0.0,
+        vocabulary=unseen is not None,
     )
 
 
@@ -163,13 +184,18 @@ class EvidenceDecision:
 
 
 def decide_evidence(
-    blocks: Sequence[EvidenceBlock], query: str, settings: LookupSettings
+    blocks: Sequence[EvidenceBlock],
+    query: str,
+    settings: LookupSettings,
+    vocabulary: VocabularyRead | None = None,
 ) -> EvidenceDecision:
     """``found`` and ``relevanceLevel`` of the blocks, by ``settings.evidence_decision``.
 
     ``similarity``: any block is evidence; the level maps the top similarity through
     ``high_relevance`` / ``medium_relevance``. ``calibrated``: the model's confidence against
-    ``found_confidence``, ``high_confidence`` and ``medium_confidence``.
+    ``found_confidence``, ``high_confidence`` and ``medium_confidence``; the found model is
+    ``evidence_model`` when the knowledge base's ``vocabulary`` was read, else
+    ``fallback_evidence_model`` (a collection ingested before vocabularies), said in the note.
 
     Example:
         >>> from langchain_lookup_knowledge.settings import LookupSettings
@@ -186,10 +212,13 @@ def decide_evidence(
             max(similarities), high=settings.high_relevance, medium=settings.medium_relevance
         )
         return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
-    signals = evidence_signals(blocks, query, readable=similarity_readable(settings, query))
+    kb = vocabulary.vocabulary if vocabulary is not None else None
+    readable = similarity_readable(settings, query)
+    signals = evidence_signals(blocks, query, readable=readable, vocabulary=kb)
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
-    value = confidence(signals, settings.evidence_model)
+    model = settings.evidence_model if kb is not None else settings.fallback_evidence_model
+    value = confidence(signals, model)
     unvouched = signals.family in LEXICAL_FAMILIES and signals.coverage == 0
     found = value >= settings.found_confidence and not unvouched
     relevant = confidence(signals, settings.relevance_model)
@@ -199,13 +228,20 @@ def decide_evidence(
         level = "medium"
     else:
         level = "low"
-    family, _ = family_weights(signals, settings.evidence_model)
+    family, _ = family_weights(signals, model)
     why = ", ".join(
         f"{name} {getattr(signals, name):.3f} -> {share:+.2f}"
         if name != "bias"
         else f"bias {share:+.2f}"
-        for name, share in contributions(signals, settings.evidence_model).items()
+        for name, share in contributions(signals, model).items()
     )
+    if kb is not None:
+        unseen = vocabulary_signals(query, kb).unseen
+        shown = ", ".join(unseen[:5]) + (", ..." if len(unseen) > 5 else "")
+        about_vocabulary = f"KB vocabulary of {kb.documents} documents, unseen: {shown or '-'}; "
+    else:
+        reason = vocabulary.note if vocabulary is not None and vocabulary.note else "none read"
+        about_vocabulary = f"{reason}: fallback_evidence_model; "
     note = (
         f"evidence decision ({signals.family}"
         + ("" if family == signals.family else f", {family} weights")
@@ -214,6 +250,7 @@ def decide_evidence(
         + f", confidence {value:.3f} "
         + (">=" if found else "<")
         + f" found_confidence {settings.found_confidence:g} (log-odds: {why}); "
+        + about_vocabulary
         + ("no question term in the first block; " if unvouched else "")
         + f"relevance {relevant:.3f}: {level if found else '-'} "
         f"(high_confidence {settings.high_confidence:g}, "

@@ -17,8 +17,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from langchain_lookup_knowledge.core.vocabulary import VOCABULARY_FEATURES
+
 __all__ = [
     "DEFAULT_EVIDENCE_MODEL",
+    "DEFAULT_FALLBACK_EVIDENCE_MODEL",
     "DEFAULT_RELEVANCE_MODEL",
     "FAMILIES",
     "FEATURES",
@@ -30,31 +33,53 @@ __all__ = [
     "validate_evidence_model",
 ]
 
-FEATURES = ("similarity", "coverage", "title_overlap", "agreement", "l0_match", "bm25_per_term")
-"""Signal names a model may weigh (besides ``bias``)."""
+FEATURES = (
+    "similarity",
+    "coverage",
+    "title_overlap",
+    "agreement",
+    "l0_match",
+    "bm25_per_term",
+    *VOCABULARY_FEATURES,
+)
+"""Signal names a model may weigh (besides ``bias``); the last three need the KB vocabulary."""
 
 FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 """Retrieval families a model may have weights for (see the module docstring)."""
 
 LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 """Families whose first block is evidence only if it holds a question term."""
-# Fitted by evals/fit_decision.py on the dev splits of runbooks-en, runbooks-zh, APISIX en and
-# APISIX zh with their out-of-scope questions, each looked up hybrid and dense-only (452
-# lookups; see the README's evidence-decision figures). Each family's bias holds its
-# threshold: found at confidence 0.5.
+# Fitted by evals/fit_decision.py on the dev splits and their out-of-scope questions, each looked
+# up hybrid and dense-only (see the README's evidence-decision figures). Each family's bias holds
+# its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -4.356, "similarity": 3.456, "coverage": 1.988, "agreement": 4.005},
-    "dense": {"bias": -1.618, "similarity": 3.328, "coverage": 2.835},
-    "sparse": {"bias": -1.439, "coverage": 7.918},
-    "lexical": {"bias": -0.356, "coverage": 4.275},
+    "hybrid": {
+        "bias": -2.692,
+        "similarity": 1.778,
+        "coverage": 5.405,
+        "agreement": 3.618,
+        "unseen_idf": -2.704,
+    },
+    "dense": {"bias": 0.228, "similarity": 1.486, "coverage": 5.352, "unseen_idf": -2.958},
+    "sparse": {"bias": 5.598, "coverage": 4.693, "unseen_idf": -7.423},
+    "lexical": {"bias": 5.218, "coverage": 4.301, "unseen_idf": -7.296},
 }
-"""Found model: the confidence that the question is one the knowledge base answers."""
+"""Found model: the confidence that the question is one the knowledge base answers (with the
+KB vocabulary)."""
+
+DEFAULT_FALLBACK_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
+    "hybrid": {"bias": -4.283, "similarity": 2.55, "coverage": 6.723, "agreement": 3.16},
+    "dense": {"bias": -1.86, "similarity": 2.52, "coverage": 6.664},
+    "sparse": {"bias": -1.465, "coverage": 8.058},
+    "lexical": {"bias": -0.62, "coverage": 8.064},
+}
+"""Found model of a collection without a KB vocabulary (ingested before vocabularies)."""
 
 DEFAULT_RELEVANCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -7.867, "similarity": 0.094, "coverage": 4.097, "agreement": 6.574},
-    "dense": {"bias": -1.916, "similarity": 0.424, "coverage": 3.605},
-    "sparse": {"bias": -2.875, "bm25_per_term": 2.473},
-    "lexical": {"bias": -2.358, "coverage": 7.611},
+    "hybrid": {"bias": -7.42, "similarity": 0.275, "coverage": 3.745, "agreement": 6.068},
+    "dense": {"bias": -1.461, "similarity": -0.425, "coverage": 3.893},
+    "sparse": {"bias": -3.305, "bm25_per_term": 2.709},
+    "lexical": {"bias": -2.182, "coverage": 6.098},
 }
 """Relevance model: the confidence that the first block is a relevant document."""
 
@@ -77,6 +102,10 @@ class EvidenceSignals:
             entity.
         bm25_per_term: BM25-only: the first block's BM25 score divided by the question's terms.
         terms: The question's significant terms.
+        unseen_share: KB vocabulary: share of the question's terms no document holds.
+        unseen_idf: KB vocabulary: their share of the question's IDF mass.
+        rarest_idf: KB vocabulary: the rarest term the KB holds, its IDF over an unseen one's.
+        vocabulary: Whether the KB vocabulary was read (else the three above are 0).
     """
 
     family: str
@@ -87,6 +116,10 @@ class EvidenceSignals:
     l0_match: float = 0.0
     bm25_per_term: float = 0.0
     terms: int = 0
+    unseen_share: float = 0.0
+    unseen_idf: float = 0.0
+    rarest_idf: float = 0.0
+    vocabulary: bool = False
 
     def as_dict(self) -> dict[str, float | str]:
         """Rounded, for traces and evaluation reports."""

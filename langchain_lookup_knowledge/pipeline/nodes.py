@@ -201,6 +201,9 @@ class LookupNodes:
             path_used=state.get("path_used"),
             timings_ms=dict(state.get("timings_ms") or {}),
             sidecar=state.get("sidecar"),
+            vocabulary=self.runtime.vocabulary()
+            if self.settings.evidence_decision == "calibrated"
+            else None,
         )
         result = assemble_result(parts, self.settings)
         details = build_retrieval_details(

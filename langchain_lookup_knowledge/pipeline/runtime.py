@@ -27,6 +27,7 @@ from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.filters import filter_to_expr
 from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
+from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead, load_vocabulary
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.recording import InvocationRecorder
@@ -70,6 +71,8 @@ class LookupRuntime:
         self._catalog: list[CatalogEntry] | None = None
         self._catalog_loaded_at = 0.0
         self._matchers: dict[str | None, L0Matcher] = {}
+        self._vocabulary: VocabularyRead | None = None
+        self._vocabulary_loaded_at = 0.0
         self.recorder = recorder
 
     @classmethod
@@ -187,8 +190,29 @@ class LookupRuntime:
             return []
         return [e for e in entries if e.source in allowed]
 
+    def vocabulary(self) -> VocabularyRead:
+        """The knowledge base's vocabulary (the evidence decision's), reread after the
+        catalog's TTL; never raises: a store that cannot be read is no vocabulary, with why.
+
+        It is the whole collection's, not a scope's: under a tenant filter, a term only other
+        tenants' documents hold counts as seen (it can keep a lookup found, never show them).
+        """
+        with self._lock:
+            now = time.monotonic()
+            cached = self._vocabulary
+            if cached is None or now - self._vocabulary_loaded_at > CATALOG_TTL_S:
+                try:
+                    cached = load_vocabulary(self.client, self.settings, cached)
+                except Exception as exc:  # the decision falls back to its model without it
+                    logger.warning("KB vocabulary unreadable: %s", exc)
+                    cached = VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
+                self._vocabulary, self._vocabulary_loaded_at = cached, now
+            return cached
+
     def refresh_catalog(self) -> None:
-        """Forget the cached catalog (call after an ingest in the same process)."""
+        """Forget the cached catalog and vocabulary (call after an ingest in the same
+        process)."""
         with self._lock:
             self._catalog = None
+            self._vocabulary = None
             self._matchers.clear()

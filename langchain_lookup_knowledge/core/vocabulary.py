@@ -1,0 +1,202 @@
+"""The knowledge base's own vocabulary: which terms its documents use, and how many of them.
+
+A question the knowledge base does not answer, asked in its own domain (a near miss), usually
+names a thing the documents never mention: "rotate the Kafka client certificate" of runbooks
+that never say Kafka. The dense similarity of such a question stays high (the rest of it is
+on topic), but its distinctive term is one the knowledge base has never seen. This module
+holds the terms (the package's shared rules, :mod:`.text`: Latin word keys plus the words of
+CamelCase identifiers, CJK bigrams) with their document frequencies, and what a question's
+terms look like against them (:class:`VocabularySignals`).
+
+Example:
+    >>> vocabulary = KbVocabulary.build([("a.md", "Kafka broker disk full"), ("b.md", "disk")])
+    >>> vocabulary.documents, vocabulary.df("disk"), vocabulary.df("kafka"), vocabulary.df("x")
+    (2, 2, 1, 0)
+    >>> vocabulary_signals("rotate the zookeeper disk", vocabulary).unseen_share
+    0.6667
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from langchain_lookup_knowledge.core.text import (
+    camel_parts,
+    cjk_bigrams,
+    cjk_runs,
+    fold,
+    has_cjk,
+    raw_words,
+    significant,
+    word_key_set,
+    word_keys,
+)
+
+__all__ = [
+    "CJK_QUESTION_WORDS",
+    "VOCABULARY_FEATURES",
+    "KbVocabulary",
+    "VocabularySignals",
+    "document_terms",
+    "question_terms",
+    "vocabulary_signals",
+]
+
+VOCABULARY_FEATURES = ("unseen_share", "unseen_idf", "rarest_idf")
+"""The signals :func:`vocabulary_signals` derives (names a decision model may weigh)."""
+
+
+def document_terms(text: str) -> frozenset[str]:
+    """The distinct terms of a document's text: significant word keys, the words of its
+    CamelCase identifiers, and its CJK bigrams.
+
+    Example:
+        >>> sorted(document_terms("KubeNodeNotReady: the node 节点磁盘"))
+        ['kube', 'kubenodenotready', 'node', 'ready', '点磁', '磁盘', '节点']
+    """
+    terms = {w for w in word_key_set(text) if significant(w)}
+    for word in raw_words(unicodedata.normalize("NFKC", text)):
+        terms.update(p for p in camel_parts(word) if significant(p))
+    terms.update(cjk_bigrams(text))
+    return frozenset(terms)
+
+
+CJK_QUESTION_WORDS = frozenset(
+    [
+        "怎么",
+        "怎么办",
+        "怎样",
+        "如何",
+        "为什么",
+        "为何",
+        "什么",
+        "哪些",
+        "哪个",
+        "哪里",
+        "是否",
+        "能否",
+        "多少",
+    ]
+)
+"""Chinese interrogatives: how a question is asked, never what it is about."""
+
+
+def _cjk_words(text: str) -> list[str]:
+    """The jieba words of ``text``'s CJK runs (2+ characters, interrogatives dropped)."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    words: list[str] = []
+    for run in cjk_runs(fold(text)):
+        words.extend(w for w in jieba.lcut(run) if len(w) >= 2 and w not in CJK_QUESTION_WORDS)
+    return words
+
+
+@lru_cache(maxsize=1024)
+def _question_terms(query: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*word_keys(query, significant_only=True), *_cjk_words(query)]))
+
+
+def question_terms(query: str) -> list[str]:
+    """A question's terms as the vocabulary weighs them: significant word keys, then the
+    jieba words of its CJK text (a word, not the bigrams across two words: "量检" of "向量检索"
+    names nothing).
+
+    Example:
+        >>> question_terms("Why are my Pods pending? 节点磁盘满了怎么办")
+        ['pod', 'pending', '节点', '磁盘']
+    """
+    return list(_question_terms(query))
+
+
+@dataclass(frozen=True)
+class KbVocabulary:
+    """Document frequencies of a knowledge base's terms.
+
+    Attributes:
+        documents: How many documents the frequencies were counted over.
+        frequencies: Term -> the number of documents that hold it (>= 1).
+    """
+
+    documents: int
+    frequencies: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, texts: Iterable[tuple[str, str]]) -> KbVocabulary:
+        """The vocabulary of ``(source, text)`` pairs; a source's texts (its chunks) count
+        once per term."""
+        by_source: dict[str, set[str]] = {}
+        for source, text in texts:
+            by_source.setdefault(source, set()).update(document_terms(text))
+        counts: Counter[str] = Counter()
+        for terms in by_source.values():
+            counts.update(terms)
+        return cls(documents=len(by_source), frequencies=dict(counts))
+
+    def df(self, term: str) -> int:
+        """How many documents hold ``term`` (0: never seen). A CJK word of more than two
+        characters is held as its bigrams: by at most the fewest documents of any of them.
+
+        Example:
+            >>> KbVocabulary.build([("a.md", "向量检索"), ("b.md", "向量")]).df("向量检索")
+            1
+        """
+        if len(term) > 2 and has_cjk(term):
+            grams = cjk_bigrams(term)
+            return min((self.frequencies.get(g, 0) for g in grams), default=0)
+        return self.frequencies.get(term, 0)
+
+    def idf(self, term: str) -> float:
+        """``ln((N + 1) / (df + 0.5))``: an unseen term has the largest."""
+        return math.log((self.documents + 1) / (self.df(term) + 0.5))
+
+
+@dataclass(frozen=True)
+class VocabularySignals:
+    """A question's terms against the knowledge base's vocabulary.
+
+    Attributes:
+        unseen_share: Share of the question's terms no document holds.
+        unseen_idf: Their share of the question's IDF mass (an unseen term weighs the most).
+        rarest_idf: The IDF of the rarest term the knowledge base does hold, over the IDF of
+            an unseen term (1.0: a term one document holds; 0.0: none seen).
+        unseen: The unseen terms (for the trace).
+    """
+
+    unseen_share: float = 0.0
+    unseen_idf: float = 0.0
+    rarest_idf: float = 0.0
+    unseen: tuple[str, ...] = ()
+
+
+def vocabulary_signals(query: str, vocabulary: KbVocabulary) -> VocabularySignals:
+    """What ``query``'s terms (:func:`question_terms`) look like against ``vocabulary``.
+
+    A question without terms has nothing unseen.
+
+    Example:
+        >>> vocabulary = KbVocabulary.build([("a.md", "etcd disk"), ("b.md", "disk")])
+        >>> signals = vocabulary_signals("etcd kafka disk", vocabulary)
+        >>> signals.unseen, signals.unseen_share, signals.unseen_idf > signals.unseen_share
+        (('kafka',), 0.3333, True)
+    """
+    terms = question_terms(query)
+    if not terms:
+        return VocabularySignals()
+    unseen = tuple(t for t in terms if vocabulary.df(t) == 0)
+    weights = {t: vocabulary.idf(t) for t in terms}
+    mass = sum(weights.values())
+    ceiling = math.log((vocabulary.documents + 1) / 0.5)
+    seen = [weights[t] for t in terms if vocabulary.df(t) > 0]
+    return VocabularySignals(
+        unseen_share=round(len(unseen) / len(terms), 4),
+        unseen_idf=round(sum(weights[t] for t in unseen) / mass, 4) if mass > 0 else 0.0,
+        rarest_idf=round(max(seen) / ceiling, 4) if seen and ceiling > 0 else 0.0,
+        unseen=unseen,
+    )

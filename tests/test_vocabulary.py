@@ -1,0 +1,230 @@
+"""The knowledge base's vocabulary: counted at ingest from the stored chunks, kept beside the
+catalog in Milvus (real Milvus Lite in a temporary folder, the real embedder), read by the
+calibrated evidence decision; a collection without one (ingested before vocabularies) falls
+back to the model without vocabulary signals, and a damaged one is ignored with a note."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.core.vocabulary import (
+    KbVocabulary,
+    document_terms,
+    vocabulary_signals,
+)
+from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.pipeline.decision import EvidenceSignals, confidence
+from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.vocabulary_store import (
+    HEADER,
+    load_vocabulary,
+    vocabulary_collection,
+)
+from tests.conftest import SAMPLE_KB, local_settings
+
+QUESTION = "pgbouncer connection pool exhausted"
+
+
+def _decision_note(result: LookupResult) -> str:
+    notes = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
+    assert len(notes) == 1, result.retrieval_trace.notes
+    return notes[0]
+
+
+def _lookup(settings: LookupSettings, embeddings, query: str) -> LookupResult:
+    graph = build_lookup_graph(
+        settings.model_copy(
+            update={"record_invocations": False, "evidence_decision": "calibrated"}
+        ),
+        embeddings=embeddings,
+    )
+    return LookupResult.model_validate(graph.invoke({"query": query})["result"])
+
+
+@pytest.fixture
+def own_kb(tmp_path: Path, ingest_embeddings) -> LookupSettings:
+    """A private copy of two sample KB folders, ingested into a fresh Milvus Lite database."""
+    folder = tmp_path / "kb"
+    for part in ("databases", "kubernetes"):
+        shutil.copytree(SAMPLE_KB / part, folder / part)
+    (tmp_path / "store").mkdir()
+    settings = local_settings(tmp_path / "store")
+    ingest_folder(folder, settings, embeddings=ingest_embeddings)
+    return settings
+
+
+# --- the terms and the signals (pure) --------------------------------------------------------
+def test_document_terms_follow_the_shared_rules():
+    terms = document_terms("The KubePodCrashLooping alert: pods restart. 节点磁盘满了")
+    assert {"kubepodcrashlooping", "kube", "crash", "looping", "pod", "restart"} <= terms
+    assert {"节点", "磁盘", "盘满"} <= terms
+    assert "the" not in terms  # a stopword is never a term
+    assert "满了" not in terms  # nor a bigram with a particle
+
+
+def test_document_frequency_counts_a_document_once_over_its_chunks():
+    vocabulary = KbVocabulary.build(
+        [("a.md", "etcd disk"), ("a.md", "etcd defrag"), ("b.md", "etcd quota")]
+    )
+    assert vocabulary.documents == 2
+    assert vocabulary.df("etcd") == 2
+    assert vocabulary.df("disk") == vocabulary.df("quota") == 1
+    assert vocabulary.idf("kafka") > vocabulary.idf("disk") > vocabulary.idf("etcd")
+
+
+def test_the_signals_weigh_an_unseen_term_by_its_rarity():
+    vocabulary = KbVocabulary.build([(f"{i}.md", "etcd disk full") for i in range(9)])
+    vocabulary = KbVocabulary(vocabulary.documents + 1, {**vocabulary.frequencies, "defrag": 1})
+    known = vocabulary_signals("etcd disk defrag", vocabulary)
+    assert known.unseen == ()
+    assert known.unseen_share == 0.0
+    assert known.unseen_idf == 0.0
+    common = vocabulary_signals("etcd disk", vocabulary)
+    assert known.rarest_idf > 0.6 > common.rarest_idf  # "defrag": one document of ten
+    near_miss = vocabulary_signals("etcd disk kafka", vocabulary)
+    assert near_miss.unseen == ("kafka",)
+    assert near_miss.unseen_share == pytest.approx(1 / 3, abs=1e-3)
+    assert near_miss.unseen_idf > 0.5  # the unseen term outweighs the two common ones
+    assert vocabulary_signals("the", vocabulary).unseen_share == 0.0  # no terms, none unseen
+
+
+def test_an_unseen_term_lowers_the_fitted_confidence():
+    """The default found model weighs the vocabulary: the same retrieval with the question's
+    distinctive term unseen is less likely to be evidence, on every path."""
+    model = LookupSettings().evidence_model
+    for family in ("hybrid", "dense", "sparse", "lexical"):
+        seen = EvidenceSignals(
+            family=family, similarity=0.5, coverage=0.5, agreement=0.8, vocabulary=True
+        )
+        unseen = EvidenceSignals(
+            family=family,
+            similarity=0.5,
+            coverage=0.5,
+            agreement=0.8,
+            vocabulary=True,
+            unseen_share=0.25,
+            unseen_idf=0.45,
+        )
+        assert confidence(unseen, model) < confidence(seen, model), family
+
+
+# --- the store (real Milvus Lite) ------------------------------------------------------------
+def test_ingest_stores_the_vocabulary_of_the_stored_chunks(own_kb: LookupSettings):
+    read = load_vocabulary(open_client(own_kb), own_kb)
+    assert read.vocabulary is not None, read.note
+    sources = {p.relative_to(SAMPLE_KB).as_posix() for p in SAMPLE_KB.glob("*/*.md")}
+    expected = len([s for s in sources if s.split("/")[0] in {"databases", "kubernetes"}])
+    assert read.vocabulary.documents == expected
+    assert read.vocabulary.df("pgbouncer") >= 1
+    assert read.vocabulary.df("crashloopbackoff") >= 1
+    assert read.vocabulary.df("kafka") == 0
+    assert read.vocabulary.df("conntrack") == read.vocabulary.df("corefile") == 0  # networking/
+
+
+def test_a_re_ingest_recounts_after_a_document_is_gone(
+    own_kb: LookupSettings, tmp_path: Path, ingest_embeddings
+):
+    client = open_client(own_kb)
+    before = load_vocabulary(client, own_kb)
+    assert before.vocabulary is not None
+    folder = tmp_path / "kb"
+    removed = next((folder / "databases").glob("pgbouncer*.md"))
+    removed.unlink()
+    ingest_folder(folder, own_kb, embeddings=ingest_embeddings, prune=True)
+    after = load_vocabulary(client, own_kb)
+    assert after.vocabulary is not None
+    assert after.generation != before.generation
+    assert after.vocabulary.documents == before.vocabulary.documents - 1
+    assert after.vocabulary.df("pgbouncer") < before.vocabulary.df("pgbouncer")
+    # one generation is kept: the old parts are gone
+    rows = client.query(
+        vocabulary_collection(own_kb), filter='part != ""', output_fields=["generation"]
+    )
+    assert {r["generation"] for r in rows} == {after.generation}
+
+
+def test_an_old_collection_falls_back_and_a_re_ingest_adds_the_vocabulary(
+    own_kb: LookupSettings, tmp_path: Path, real_embeddings, ingest_embeddings
+):
+    client = open_client(own_kb)
+    client.drop_collection(vocabulary_collection(own_kb))  # as ingested before vocabularies
+    read = load_vocabulary(client, own_kb)
+    assert read.vocabulary is None
+    assert "re-ingest adds it" in read.note
+    result = _lookup(own_kb, real_embeddings, QUESTION)
+    assert result.found is True
+    assert result.evidence_blocks[0].source == "databases/pgbouncer-connection-exhaustion.md"
+    note = _decision_note(result)
+    assert "no KB vocabulary" in note
+    assert "fallback_evidence_model" in note
+    assert "unseen_idf" not in note  # the fallback model weighs no vocabulary signal
+
+    report = ingest_folder(tmp_path / "kb", own_kb, embeddings=ingest_embeddings)
+    assert report.chunks_written == 0  # nothing re-embedded: the vocabulary alone is added
+    assert load_vocabulary(client, own_kb).vocabulary is not None
+    note = _decision_note(_lookup(own_kb, real_embeddings, QUESTION))
+    assert "KB vocabulary of" in note
+    assert "unseen_idf" in note
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        ("line", "is not 'term<TAB>count'"),
+        ("digest", "do not match the header's sha256"),
+        ("part", "parts"),
+        ("header", "not a mapping"),
+    ],
+)
+def test_a_damaged_vocabulary_is_ignored_with_a_note(
+    own_kb: LookupSettings, real_embeddings, damage: str, problem: str
+):
+    import hashlib
+
+    client = open_client(own_kb)
+    name = vocabulary_collection(own_kb)
+    header = client.query(name, filter=f'part == "{HEADER}"', output_fields=["*"])[0]
+    info = dict(header["info"])
+    first = f"{info['generation']}/00000"
+    part = client.query(name, filter=f'part == "{first}"', output_fields=["*"])[0]
+    if damage == "line":  # a consistent digest over a body that is not term<TAB>count
+        body = part["body"] + "\nbroken line"
+        client.upsert(name, [part | {"body": body}])
+        bodies = [
+            r["body"]
+            for r in sorted(
+                client.query(
+                    name,
+                    filter=f'generation == "{info["generation"]}" and part != "{HEADER}"',
+                    output_fields=["part", "body"],
+                ),
+                key=lambda r: r["part"],
+            )
+        ]
+        sha = hashlib.sha256()
+        for text in bodies:
+            sha.update(text.encode("utf-8") + b"\0")
+        client.upsert(name, [header | {"info": info | {"sha256": sha.hexdigest()}}])
+    elif damage == "digest":
+        client.upsert(name, [part | {"body": part["body"].replace("\t1", "\t2", 1)}])
+    elif damage == "part":
+        client.delete(name, filter=f'part == "{first}"')
+    else:
+        client.upsert(name, [header | {"info": [1, 2, 3]}])
+    client.flush(name)
+
+    read = load_vocabulary(client, own_kb)
+    assert read.vocabulary is None
+    assert problem in read.note
+    assert "re-ingest rewrites it" in read.note
+    result = _lookup(own_kb, real_embeddings, QUESTION)  # the lookup is not crashed
+    assert result.found is True
+    note = _decision_note(result)
+    assert "KB vocabulary ignored" in note
+    assert "fallback_evidence_model" in note
