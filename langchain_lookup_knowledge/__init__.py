@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "CachedQueryEmbeddings": "langchain_lookup_knowledge.embeddings",
     "Candidate": "langchain_lookup_knowledge.core.models",
-    "CategoryFilter": "langchain_lookup_knowledge.store.filters",
+    "CategoryFilter": "langchain_lookup_knowledge.core.filters",
     "ConfigurationError": "langchain_lookup_knowledge.errors",
     "ContextPack": "langchain_lookup_knowledge.core.models",
     "EmbeddingError": "langchain_lookup_knowledge.errors",
@@ -42,11 +42,12 @@ _EXPORTS: dict[str, str] = {
     "UnsafeFilterError": "langchain_lookup_knowledge.errors",
     "build_lookup_graph": "langchain_lookup_knowledge.pipeline.graph",
     "create_lookup_knowledge_tool": "langchain_lookup_knowledge.tool",
-    "filter_to_expr": "langchain_lookup_knowledge.store.filters",
+    "filter_to_expr": "langchain_lookup_knowledge.core.filters",
     "ingest_folder": "langchain_lookup_knowledge.ingest",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from langchain_lookup_knowledge.core.filters import CategoryFilter, filter_to_expr
     from langchain_lookup_knowledge.core.models import (
         Candidate,
         ContextPack,
@@ -77,7 +78,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_lookup_knowledge.recording import InvocationRecorder, SqlInvocationRecorder
     from langchain_lookup_knowledge.retriever import LookupKnowledgeRetriever
     from langchain_lookup_knowledge.settings import LookupSettings
-    from langchain_lookup_knowledge.store.filters import CategoryFilter, filter_to_expr
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 

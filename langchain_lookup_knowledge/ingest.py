@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_lookup_knowledge.core.filters import and_exprs, condition
 from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
@@ -59,7 +60,6 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
-from langchain_lookup_knowledge.store.filters import and_exprs, condition
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,

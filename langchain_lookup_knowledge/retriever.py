@@ -29,13 +29,13 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
 
+from langchain_lookup_knowledge.core.filters import FilterValue
 from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.errors import RetrievalUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.recording import InvocationRecorder, recorder_for
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.filters import FilterValue
 
 PIPELINE_RUN_NAME = "lookup_knowledge_pipeline"
 

@@ -526,7 +526,7 @@ class LookupSettings(BaseSettings):
     @field_validator("rerank_weights")
     @classmethod
     def _rerank_weights_are_known(cls, value: dict[str, float]) -> dict[str, float]:
-        from langchain_lookup_knowledge.pipeline.rerank import RerankWeights
+        from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 
         RerankWeights.from_overrides(value)  # names the unknown field or the bad value
         return value
@@ -536,14 +536,14 @@ class LookupSettings(BaseSettings):
     def _collection_name_is_valid(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        from langchain_lookup_knowledge.store.filters import validate_identifier
+        from langchain_lookup_knowledge.core.filters import validate_identifier
 
         return validate_identifier(value, what="collection name")
 
     @field_validator("default_filter")
     @classmethod
     def _default_filter_is_safe(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        from langchain_lookup_knowledge.store.filters import filter_to_expr
+        from langchain_lookup_knowledge.core.filters import filter_to_expr
 
         filter_to_expr(value)  # UnsafeFilterError (a ValueError) names the field or value
         return value

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langchain_lookup_knowledge.errors import UnsafeFilterError
-from langchain_lookup_knowledge.store.filters import (
+from langchain_lookup_knowledge.core.filters import (
     CategoryFilter,
     and_exprs,
     condition,
@@ -23,6 +22,7 @@ from langchain_lookup_knowledge.store.filters import (
     literal,
     quote_string,
 )
+from langchain_lookup_knowledge.errors import UnsafeFilterError
 
 # Text Milvus can hold: any code point but lone surrogates (not encodable as UTF-8).
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from pymilvus import DataType
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.core.filters import condition, filter_to_expr, quote_string
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, cjk_ratio
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher, single_domain
 from langchain_lookup_knowledge.store.connection import close_client, open_client
-from langchain_lookup_knowledge.store.filters import condition, filter_to_expr, quote_string
 
 # --------------------------------------------------------------------------------------------
 # Expression builder: what Milvus parses is exactly the value we quoted

@@ -25,6 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from langchain_lookup_knowledge.core.filters import (
+    CategoryFilter,
+    FilterValue,
+    and_exprs,
+    filter_to_expr,
+)
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
 from langchain_lookup_knowledge.pipeline.l0 import L0Match, single_domain
 from langchain_lookup_knowledge.retrieval.bm25_query import (
@@ -33,12 +39,6 @@ from langchain_lookup_knowledge.retrieval.bm25_query import (
 )
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.settings import LookupSettings, RetrievalMode
-from langchain_lookup_knowledge.store.filters import (
-    CategoryFilter,
-    FilterValue,
-    and_exprs,
-    filter_to_expr,
-)
 from langchain_lookup_knowledge.store.schema import CollectionLayout
 
 __all__ = [

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_lookup_knowledge.core.models import Candidate, HitReason, ScoreLabel
+from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.core.text import cjk_bigrams, fold
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
-from langchain_lookup_knowledge.pipeline.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.pipeline.term_match import (
     TEXT_TERMS_CACHE_SIZE,
     query_term_matches,

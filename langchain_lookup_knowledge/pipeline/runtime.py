@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient, MilvusException
 
+from langchain_lookup_knowledge.core.filters import filter_to_expr
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
@@ -25,7 +26,6 @@ from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
-from langchain_lookup_knowledge.store.filters import filter_to_expr
 from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
 from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead, load_vocabulary
 

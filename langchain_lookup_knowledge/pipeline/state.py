@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
+from langchain_lookup_knowledge.core.filters import FilterValue
 from langchain_lookup_knowledge.core.models import (
     Candidate,
     ContextPack,
@@ -25,7 +26,6 @@ from langchain_lookup_knowledge.core.models import (
 )
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.plan import QueryPlan
-from langchain_lookup_knowledge.store.filters import FilterValue
 
 PathName = Literal["vectorstore", "sdk"]
 

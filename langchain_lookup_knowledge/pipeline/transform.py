@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Any
 
+from langchain_lookup_knowledge.core.filters import FilterValue
 from langchain_lookup_knowledge.core.models import RetrievalAttempt
 from langchain_lookup_knowledge.errors import StoreUnavailableError
 from langchain_lookup_knowledge.pipeline.attempts import describe, failed_step, ms_since
@@ -20,7 +21,6 @@ from langchain_lookup_knowledge.pipeline.plan import caller_filter_expr, plan_qu
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.pipeline.state import pack_vector
 from langchain_lookup_knowledge.query_text import clean_query_text
-from langchain_lookup_knowledge.store.filters import FilterValue
 from langchain_lookup_knowledge.store.schema import CollectionLayout
 
 __all__ = ["transform_query"]

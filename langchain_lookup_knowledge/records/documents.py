@@ -96,9 +96,9 @@ def never_cited(catalog: Iterable[CatalogEntry], cited: set[str]) -> dict[str, A
 def catalog_in_scope(settings: LookupSettings) -> list[CatalogEntry]:
     """The catalog of ``settings.collection`` as the lookups see it (the tenant's documents only
     under a ``default_filter``); raises :class:`StoreUnavailableError` when Milvus is not there."""
+    from langchain_lookup_knowledge.core.filters import filter_to_expr
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
-    from langchain_lookup_knowledge.store.filters import filter_to_expr
 
     runtime = LookupRuntime(settings)
     entries = load_catalog(runtime.client, settings.resolved_catalog_collection)

@@ -21,6 +21,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from pymilvus import Function, FunctionType
 
+from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
@@ -33,7 +34,6 @@ from langchain_lookup_knowledge.retrieval.scores import (
 from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS, bm25_search
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import connection_args
-from langchain_lookup_knowledge.store.filters import condition
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     dense_index_params,

@@ -8,8 +8,8 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
+from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.store.filters import condition
 from langchain_lookup_knowledge.store.schema import CATALOG_VECTOR_FIELD, ensure_loaded
 
 logger = logging.getLogger(__name__)
