@@ -186,6 +186,24 @@ def test_eval_beir_reports_pipeline_and_baselines_and_caches_the_ingest(tmp_path
     assert again["baselines"]["hybrid"]["cached"] is True
 
 
+def test_beir_baselines_fill_only_the_kinds_named(tmp_path: Path):
+    from langchain_lookup_knowledge.embeddings import build_embeddings
+    from langchain_lookup_knowledge.evaluation.beir import load_beir, run_baselines
+    from langchain_lookup_knowledge.settings import LookupSettings
+
+    folder = tmp_path / "sample-beir"
+    write_beir_from_sample_kb(folder)
+    settings = LookupSettings(milvus_uri=str(tmp_path / "beir.db"))
+    timings: dict[str, float] = {}
+    out = run_baselines(
+        load_beir(folder), settings, build_embeddings(settings), timings=timings, kinds=("bm25",)
+    )
+    assert set(out) == {"bm25"}
+    assert set(timings) == {"bare_bm25_ingest_s"}
+    assert out["bm25"]["cached"] is False
+    assert out["bm25"]["ndcg@10"] >= 0.5  # the sample questions share words with their runbooks
+
+
 def test_another_lexical_form_is_another_beir_collection(tmp_path: Path):
     from langchain_lookup_knowledge.evaluation.beir import (
         corpus_documents,

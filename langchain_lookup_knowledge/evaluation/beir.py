@@ -180,8 +180,10 @@ def run_baselines(
     *,
     progress: bool = False,
     timings: dict[str, Any] | None = None,
+    kinds: Sequence[BareKind] = ("dense", "bm25", "hybrid"),
 ) -> dict[str, Any]:
-    """The bare dense, BM25 and hybrid baselines over ``data`` (collections reused when full).
+    """The bare dense, BM25 and hybrid baselines over ``data`` (collections reused when full);
+    ``kinds`` names fewer (BM25 alone embeds nothing).
 
     ``embedder``: the pipeline's (its uncached ``inner`` embeds; dense and hybrid share the
     corpus vectors). Fill times go to ``timings`` as ``bare_<kind>_ingest_s``.
@@ -192,7 +194,6 @@ def run_baselines(
     key = runner.short_hash(data.corpus_hash, runner.embedder_fingerprint(settings))
     # the bare baselines have no query cache; dense and hybrid embed the corpus once
     shared = SharedDocumentVectors(embedder.inner)
-    kinds: tuple[BareKind, ...] = ("dense", "bm25", "hybrid")
     for kind in kinds:
         store = BareStore(
             settings, f"beir_{key}_bare_{kind}", kind, None if kind == "bm25" else shared
