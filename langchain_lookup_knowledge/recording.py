@@ -1,7 +1,8 @@
 """Persist each lookup as a ``tool_invocation`` row (SQLite file by default, PostgreSQL by URL).
 
-The table is created idempotently. A write failure is the caller's to report (the graph puts it in
-the trace); it never fails a lookup.
+The tables (:mod:`~langchain_lookup_knowledge.records.tables`, re-exported here with
+``create_schema``) are created idempotently. A write failure is the caller's to report (the graph
+puts it in the trace); it never fails a lookup.
 
 Example:
     >>> recorder = SqlInvocationRecorder("sqlite:///invocations.sqlite3")  # doctest: +SKIP
@@ -15,7 +16,6 @@ import atexit
 import contextlib
 import json
 import logging
-import math
 import queue
 import threading
 import time
@@ -24,33 +24,22 @@ from collections import deque
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, NotRequired, Protocol, runtime_checkable
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    Column,
-    DateTime,
-    Float,
-    Index,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    create_engine,
-    event,
-    inspect,
-    select,
-)
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as SqlAlchemyTimeoutError
 from typing_extensions import TypedDict, Unpack
 
 from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
+from langchain_lookup_knowledge.records.database import create_schema as create_schema
+from langchain_lookup_knowledge.records.database import open_engine
+from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
+from langchain_lookup_knowledge.records.retention import AutoPrune
+from langchain_lookup_knowledge.records.tables import metadata as metadata
+from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
 from langchain_lookup_knowledge.redaction import redact, redact_value
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -58,106 +47,6 @@ logger = logging.getLogger(__name__)
 
 MAX_BACKLOG = 10_000
 """Rows kept in memory while the records database is unavailable (the oldest go first)."""
-
-metadata = MetaData()
-tool_invocation = Table(
-    "tool_invocation",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("tool_name", String(128), nullable=False),
-    Column("query", Text, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("latency_ms", Float, nullable=True),
-    Column("found", Boolean, nullable=False),
-    Column("evidence_status", String(32), nullable=False),
-    Column("retrieval_layer", String(16), nullable=True),
-    Column("retrieval_details", JSON().with_variant(JSONB(), "postgresql"), nullable=False),
-    Column("error", Text, nullable=True),
-    # Indexed facts of retrieval_details, so the report aggregates in SQL (records/columns.py
-    # derives them; rows written before they existed are filled in by records/upgrade.py).
-    Column("record_version", Integer, nullable=True),
-    Column("collection", String(255), nullable=True),
-    Column("scope", Text, nullable=True),  # canonical JSON of the default_filter ("" if none)
-    Column("query_hash", String(64), nullable=True),
-    Column("relevance_level", String(16), nullable=True),
-    Column("fallback_reason", String(64), nullable=True),
-    Column("category_filter", String(255), nullable=True),
-    Column("path_fallback", String(255), nullable=True),
-    Column("error_kind", String(64), nullable=True),
-    Index("ix_tool_invocation_created_at", "created_at"),
-    Index("ix_tool_invocation_scope_created_at", "scope", "created_at"),
-    Index("ix_tool_invocation_record_version", "record_version"),  # rows to backfill
-    # Covers every column the report aggregates: its scans read this index, not the rows
-    # with their retrieval_details (records/queries.py).
-    Index(
-        "ix_tool_invocation_report",
-        "created_at",
-        "collection",
-        "scope",
-        "found",
-        "evidence_status",
-        "relevance_level",
-        "fallback_reason",
-        "path_fallback",
-        "error_kind",
-        "category_filter",
-        "latency_ms",
-        "query_hash",
-        "id",
-    ),
-)
-tool_invocation_source = Table(
-    "tool_invocation_source",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("invocation_id", Integer, nullable=False, index=True),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("collection", String(255), nullable=True),
-    Column("scope", Text, nullable=True),
-    Column("source", String(1024), nullable=False),
-    Column("evidence_blocks", Integer, nullable=False),  # 0: nearest candidate, not evidence
-    Column("in_context", Boolean, nullable=False),
-    Column("similarity", Float, nullable=True),
-    Index(
-        "ix_tool_invocation_source_report",
-        "created_at",
-        "collection",
-        "scope",
-        "source",
-        "evidence_blocks",
-        "in_context",
-        "invocation_id",
-    ),
-)
-"""One row per document a lookup cited (or came nearest to, when it found no evidence)."""
-
-
-def create_schema(engine: Engine) -> None:
-    """Create ``tool_invocation`` if missing; safe to call again and from concurrent processes."""
-    try:
-        metadata.create_all(engine, checkfirst=True)
-    except DBAPIError:
-        # Another process created it between our check and our CREATE (PostgreSQL reports a
-        # duplicate pg_type row): fine if the table is there now.
-        if not inspect(engine).has_table(tool_invocation.name):
-            raise
-    from langchain_lookup_knowledge.records.upgrade import add_missing_columns
-
-    add_missing_columns(engine)  # a table from before the indexed columns
-
-
-def _sqlite_wal(dbapi_connection: Any, _record: Any) -> None:
-    """Write-ahead log, synced at checkpoints: an insert no longer waits for an fsync.
-
-    A committed row survives a crash of the process; only a power loss can take the last
-    few. Readers never block the writer.
-    """
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    finally:
-        cursor.close()
 
 
 class InvocationCall(TypedDict):
@@ -242,9 +131,6 @@ class SqlInvocationRecorder:
         timeout_s: float = 2.0,
         retry_after_s: float = 30.0,
     ) -> None:
-        from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
-        from langchain_lookup_knowledge.records.retention import AutoPrune
-
         self.url = url
         self.tool_name = tool_name
         self.collection = collection
@@ -273,23 +159,9 @@ class SqlInvocationRecorder:
         """The engine, created (with the table) on first use."""
         with self._lock:
             if self._engine is None:
-                url = make_url(self.url)
-                kwargs: dict[str, Any] = {"pool_pre_ping": True}
-                backend = url.get_backend_name()
-                if backend == "sqlite":
-                    if url.database and url.database != ":memory:":
-                        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                    kwargs["connect_args"] = {"timeout": self.timeout_s, "check_same_thread": False}
-                elif backend == "postgresql":
-                    # libpq's connect_timeout is whole seconds, 2 at least.
-                    connect = max(2, math.ceil(self._connect_timeout_s))
-                    kwargs["connect_args"] = {"connect_timeout": connect}
-                    kwargs["pool_timeout"] = self.timeout_s
-                engine = create_engine(url, **kwargs)
-                on_disk = url.database not in (None, "", ":memory:")
-                if backend == "sqlite" and on_disk:
-                    event.listen(engine, "connect", _sqlite_wal)
-                create_schema(engine)
+                engine = open_engine(
+                    self.url, timeout_s=self.timeout_s, connect_timeout_s=self._connect_timeout_s
+                )
                 self._engine = engine
             return self._engine
 
@@ -344,8 +216,6 @@ class SqlInvocationRecorder:
 
     def _row(self, call: InvocationCall) -> dict[str, Any]:
         """The ``tool_invocation`` row of one call: the query policy applied, secrets masked."""
-        from langchain_lookup_knowledge.records.columns import indexed_values
-
         result, details = call["result"], call["details"]
         error, latency_ms = call.get("error"), call.get("latency_ms")
         if latency_ms is None:
@@ -469,8 +339,6 @@ class SqlInvocationRecorder:
             return self._insert_once(rows)
 
     def _insert_once(self, rows: list[dict[str, Any]]) -> list[int | None]:
-        from langchain_lookup_knowledge.records.columns import source_rows
-
         engine = self.engine
         ids: list[int | None] = []
         with engine.begin() as conn:

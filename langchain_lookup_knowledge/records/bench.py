@@ -28,13 +28,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from langchain_lookup_knowledge.recording import (
-    SqlInvocationRecorder,
-    tool_invocation,
-    tool_invocation_source,
-)
 from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
+from langchain_lookup_knowledge.records.database import open_engine
 from langchain_lookup_knowledge.records.privacy import query_hash
+from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
 
 CATEGORIES = [f"cat{i:02d}" for i in range(20)]
 SOURCES = [f"{CATEGORIES[i % 20]}/doc-{i:03d}.md" for i in range(500)]
@@ -197,8 +194,7 @@ def _copy_postgres(engine: Any, n: int) -> None:
 
 def generate(url: str, n: int) -> None:
     """Write ``n`` rows (and their source rows) into the records database at ``url``."""
-    recorder = SqlInvocationRecorder(url)
-    engine = recorder.engine
+    engine = open_engine(url)
     started = time.perf_counter()
     if engine.dialect.name == "postgresql":
         _copy_postgres(engine, n)
@@ -226,7 +222,7 @@ def generate(url: str, n: int) -> None:
             conn.exec_driver_sql("VACUUM ANALYZE tool_invocation_source")
         else:
             conn.exec_driver_sql("ANALYZE")
-    recorder.dispose()
+    engine.dispose()
     print(f"generated {n} rows in {time.perf_counter() - started:.0f}s", file=sys.stderr)
 
 
@@ -257,14 +253,14 @@ def run_baseline(url: str, since: str) -> dict[str, Any]:
     from langchain_lookup_knowledge.records.period import Period
 
     period = Period.parse(since)
-    recorder = SqlInvocationRecorder(url)
+    engine = open_engine(url)
     started = time.perf_counter()
     totals: Counter[str] = Counter()
     cited: Counter[str] = Counter()
     query = select(tool_invocation.c.found, tool_invocation.c.retrieval_details).where(
         tool_invocation.c.created_at >= period.since, tool_invocation.c.created_at < period.until
     )
-    with recorder.engine.connect() as conn:
+    with engine.connect() as conn:
         result = conn.execution_options(stream_results=True, yield_per=BATCH).execute(query)
         for found, details in result:
             totals["lookups"] += 1
@@ -272,7 +268,7 @@ def run_baseline(url: str, since: str) -> dict[str, Any]:
             totals[str(details.get("relevance_level"))] += 1
             for block in details.get("evidence_blocks") or []:
                 cited[block["source"]] += 1
-    recorder.dispose()
+    engine.dispose()
     return {
         "seconds": round(time.perf_counter() - started, 2),
         "peak_rss_mib": round(_peak_mib()),

@@ -7,7 +7,7 @@ lookup of the period cited: candidates for review or removal.
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> records = RecordFilter(Period.parse("7d"))
@@ -24,10 +24,11 @@ from typing import Any
 from sqlalchemy import case, distinct, func, or_, select
 from sqlalchemy.engine import Engine
 
+from langchain_lookup_knowledge.core.filters import filter_to_expr
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.recording import tool_invocation_source as s
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.scope import RecordFilter
+from langchain_lookup_knowledge.records.tables import tool_invocation_source as s
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = ["Period", "catalog_in_scope", "cited_sources", "most_cited", "never_cited"]
@@ -95,18 +96,22 @@ def never_cited(catalog: Iterable[CatalogEntry], cited: set[str]) -> dict[str, A
 
 def catalog_in_scope(settings: LookupSettings) -> list[CatalogEntry]:
     """The catalog of ``settings.collection`` as the lookups see it (the tenant's documents only
-    under a ``default_filter``); raises :class:`StoreUnavailableError` when Milvus is not there."""
-    from langchain_lookup_knowledge.core.filters import filter_to_expr
-    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-    from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
+    under a ``default_filter``); raises :class:`StoreUnavailableError` when Milvus is not there.
 
-    runtime = LookupRuntime(settings)
-    entries = load_catalog(runtime.client, settings.resolved_catalog_collection)
+    Only the store is read: the chunk collection's source field comes from its schema, so no
+    embedding model is loaded for it.
+    """
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
+    from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.schema import describe_chunk_collection
+
+    client = open_client(settings)
+    entries = load_catalog(client, settings.resolved_catalog_collection)
     scope = filter_to_expr(settings.default_filter)
     if not scope or not entries:
         return entries
-    source_field = runtime.layout.source_field
-    if source_field is None:
+    layout = describe_chunk_collection(client, settings, dimension=None)
+    if layout.source_field is None:
         return []
-    allowed = sources_in_scope(runtime.client, runtime.layout.name, source_field, scope)
+    allowed = sources_in_scope(client, layout.name, layout.source_field, scope)
     return [e for e in entries if e.source in allowed]

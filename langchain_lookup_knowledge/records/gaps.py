@@ -7,7 +7,7 @@ document together.
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> gap_questions(engine, RecordFilter(Period.parse("7d"))).questions
@@ -26,10 +26,10 @@ from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 
-from langchain_lookup_knowledge.recording import tool_invocation as t
-from langchain_lookup_knowledge.recording import tool_invocation_source as s
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.scope import RecordFilter
+from langchain_lookup_knowledge.records.tables import tool_invocation as t
+from langchain_lookup_knowledge.records.tables import tool_invocation_source as s
 
 __all__ = ["GapQuestion", "GapQuestions", "Period", "gap_condition", "gap_questions"]
 MAX_QUESTIONS = 500

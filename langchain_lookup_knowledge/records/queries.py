@@ -6,7 +6,7 @@ PostgreSQL alike), so memory does not grow with the number of records.
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> period = Period.parse("7d")
@@ -22,9 +22,9 @@ from sqlalchemy import Integer, and_, case, cast, func, literal, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 
-from langchain_lookup_knowledge.recording import tool_invocation as t
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.scope import RecordFilter
+from langchain_lookup_knowledge.records.tables import tool_invocation as t
 
 __all__ = ["Period", "RecordFilter", "daily_series", "health_totals", "latency_percentiles"]
 

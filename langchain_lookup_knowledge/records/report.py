@@ -42,7 +42,7 @@ from sqlalchemy import case, event, func, select
 from sqlalchemy.engine import Engine
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.recording import tool_invocation as t
+from langchain_lookup_knowledge.records.database import open_engine
 from langchain_lookup_knowledge.records.documents import (
     catalog_in_scope,
     cited_sources,
@@ -55,6 +55,7 @@ from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.queries import daily_series, health_totals
 from langchain_lookup_knowledge.records.routing import category_routing
 from langchain_lookup_knowledge.records.scope import RecordFilter
+from langchain_lookup_knowledge.records.tables import tool_invocation as t
 from langchain_lookup_knowledge.records.upgrade import backfill
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -164,13 +165,10 @@ def build_report(
         >>> report["gaps"]["groups"][0]["examples"]  # doctest: +SKIP
         ['how do I rotate the etcd CA', 'etcd CA rotation']
     """
-    from langchain_lookup_knowledge.recording import SqlInvocationRecorder
-
     timings: dict[str, float] = {}
-    recorder = None
+    opened = None  # the engine this call opened, disposed of when done
     if engine is None:
-        recorder = SqlInvocationRecorder(settings.resolved_invocation_db_url)
-        engine = recorder.engine
+        engine = opened = open_engine(settings.resolved_invocation_db_url)
         if engine.dialect.name == "sqlite":
             event.listen(engine, "connect", _sqlite_for_aggregates)
     try:
@@ -220,8 +218,8 @@ def build_report(
         modes = query_text_modes(engine, records)
         lap("routing")
     finally:
-        if recorder is not None:
-            recorder.dispose()
+        if opened is not None:
+            opened.dispose()
     return {
         "schema": SCHEMA,
         "generated_at": datetime.now(UTC).isoformat(),

@@ -3,7 +3,7 @@
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> prune_records(engine, older_than=timedelta(days=90))
@@ -22,8 +22,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from langchain_lookup_knowledge.recording import tool_invocation, tool_invocation_source
 from langchain_lookup_knowledge.records.columns import scope_key
+from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
 
 logger = logging.getLogger(__name__)
 PRUNE_BATCH = 20_000

@@ -7,7 +7,7 @@ misleads (a folder name that questions mention but whose documents do not answer
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> category_routing(engine, RecordFilter(Period.parse("7d")))
@@ -21,9 +21,9 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.engine import Engine
 
-from langchain_lookup_knowledge.recording import tool_invocation as t
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.scope import RecordFilter
+from langchain_lookup_knowledge.records.tables import tool_invocation as t
 
 __all__ = ["MISLEADS_AT", "Period", "category_routing"]
 MISLEADS_AT = 0.5

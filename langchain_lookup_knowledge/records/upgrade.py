@@ -6,7 +6,7 @@ for one collection or one tenant leaves them out; an unscoped report counts them
 
 Example:
     >>> from sqlalchemy import create_engine
-    >>> from langchain_lookup_knowledge.recording import create_schema
+    >>> from langchain_lookup_knowledge.records.database import create_schema
     >>> engine = create_engine("sqlite://")
     >>> create_schema(engine)
     >>> backfill(engine)
@@ -24,6 +24,7 @@ from sqlalchemy.exc import DBAPIError
 
 from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
 from langchain_lookup_knowledge.records.privacy import query_hash
+from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
 
 logger = logging.getLogger(__name__)
 BACKFILL_BATCH = 2000
@@ -32,8 +33,6 @@ BACKFILL_BATCH = 2000
 def add_missing_columns(engine: Engine) -> list[str]:
     """``ALTER TABLE ... ADD COLUMN`` for each column of the current table shape that is missing;
     create missing indexes. Returns the columns added."""
-    from langchain_lookup_knowledge.recording import tool_invocation
-
     existing = {c["name"] for c in inspect(engine).get_columns(tool_invocation.name)}
     added = []
     for column in tool_invocation.columns:
@@ -50,8 +49,6 @@ def add_missing_columns(engine: Engine) -> list[str]:
             columns = inspect(engine).get_columns(tool_invocation.name)
             if column.name not in {c["name"] for c in columns}:
                 raise
-    from langchain_lookup_knowledge.recording import tool_invocation_source
-
     for index in [*tool_invocation.indexes, *tool_invocation_source.indexes]:
         try:
             index.create(engine, checkfirst=True)
@@ -62,8 +59,6 @@ def add_missing_columns(engine: Engine) -> list[str]:
 
 def backfill(engine: Engine, *, batch: int = BACKFILL_BATCH) -> int:
     """Fill in the indexed columns of rows that lack them; return how many rows were filled."""
-    from langchain_lookup_knowledge.recording import tool_invocation, tool_invocation_source
-
     table = tool_invocation
     filled = 0
     while True:
