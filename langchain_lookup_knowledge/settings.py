@@ -162,7 +162,7 @@ def _describe(error: ValidationError, given: Mapping[str, object]) -> str:
 def _default_evidence_model(
     *, relevance: bool = False, fallback: bool = False
 ) -> dict[str, dict[str, float]]:
-    from langchain_lookup_knowledge.pipeline.decision import (
+    from langchain_lookup_knowledge.core.evidence_model import (
         DEFAULT_EVIDENCE_MODEL,
         DEFAULT_FALLBACK_EVIDENCE_MODEL,
         DEFAULT_RELEVANCE_MODEL,
@@ -518,7 +518,7 @@ class LookupSettings(BaseSettings):
     def _evidence_model_is_known(
         cls, value: dict[str, dict[str, float]]
     ) -> dict[str, dict[str, float]]:
-        from langchain_lookup_knowledge.pipeline.decision import validate_evidence_model
+        from langchain_lookup_knowledge.core.evidence_model import validate_evidence_model
 
         validate_evidence_model(value)  # names the unknown family / signal or the bad weight
         return value

@@ -177,7 +177,7 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
         fallback_evidence_model=fit["fallback_evidence_model"],
         relevance_model=fit["relevance_model"],
     )
-    from langchain_lookup_knowledge.pipeline.decision import EvidenceSignals, confidence
+    from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
 
     names = ("family", "similarity", "coverage", "agreement", "bm25_per_term", "unseen_idf")
     for model in (settings.evidence_model, settings.fallback_evidence_model):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.core.vocabulary import (
     KbVocabulary,
@@ -17,7 +18,6 @@ from langchain_lookup_knowledge.core.vocabulary import (
     vocabulary_signals,
 )
 from langchain_lookup_knowledge.ingest import ingest_folder
-from langchain_lookup_knowledge.pipeline.decision import EvidenceSignals, confidence
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import open_client

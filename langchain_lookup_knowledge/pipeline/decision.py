@@ -30,9 +30,10 @@ before them; a re-ingest adds one) is judged by ``fallback_evidence_model``, sai
 A family missing from a model falls back to ``dense`` (the single model of earlier releases).
 
 The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
-are the defaults of :data:`DEFAULT_EVIDENCE_MODEL` and ``LookupSettings``.
+are the defaults of ``core.evidence_model.DEFAULT_EVIDENCE_MODEL`` and ``LookupSettings``.
 
 Example:
+    >>> from langchain_lookup_knowledge.core.evidence_model import DEFAULT_EVIDENCE_MODEL
     >>> signals = EvidenceSignals(family="dense", similarity=0.71, coverage=1.0, agreement=1.0)
     >>> confidence(signals, DEFAULT_EVIDENCE_MODEL) > 0.5
     True
@@ -44,21 +45,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
-from langchain_lookup_knowledge.core.vocabulary import KbVocabulary, vocabulary_signals
-from langchain_lookup_knowledge.pipeline.evidence_model import (
-    DEFAULT_EVIDENCE_MODEL,
-    DEFAULT_FALLBACK_EVIDENCE_MODEL,
-    DEFAULT_RELEVANCE_MODEL,
-    FAMILIES,
-    FEATURES,
+from langchain_lookup_knowledge.core.evidence_model import (
     LEXICAL_FAMILIES,
     EvidenceSignals,
     confidence,
     contributions,
     family_weights,
-    validate_evidence_model,
 )
+from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.core.vocabulary import KbVocabulary, vocabulary_signals
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
 from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query_terms
@@ -67,21 +62,7 @@ if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
     from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
-__all__ = [
-    "DEFAULT_EVIDENCE_MODEL",
-    "DEFAULT_FALLBACK_EVIDENCE_MODEL",
-    "DEFAULT_RELEVANCE_MODEL",
-    "FAMILIES",
-    "FEATURES",
-    "EvidenceDecision",
-    "EvidenceSignals",
-    "confidence",
-    "contributions",
-    "decide_evidence",
-    "evidence_signals",
-    "similarity_readable",
-    "validate_evidence_model",
-]
+__all__ = ["EvidenceDecision", "decide_evidence", "evidence_signals", "similarity_readable"]
 
 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})

@@ -6,15 +6,14 @@ import math
 
 import pytest
 
-from langchain_lookup_knowledge.errors import ConfigurationError
-from langchain_lookup_knowledge.pipeline.decision import (
+from langchain_lookup_knowledge.core.evidence_model import (
     DEFAULT_EVIDENCE_MODEL,
     EvidenceSignals,
     confidence,
     contributions,
-    decide_evidence,
-    evidence_signals,
 )
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.pipeline.decision import decide_evidence, evidence_signals
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, HitReason, ScoreLabel
 from langchain_lookup_knowledge.settings import LookupSettings
 
