@@ -54,32 +54,32 @@ LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 # its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
     "hybrid": {
-        "bias": -2.692,
-        "similarity": 1.778,
-        "coverage": 5.405,
-        "agreement": 3.618,
-        "unseen_idf": -2.704,
+        "bias": 0.404,
+        "similarity": 0.793,
+        "coverage": 1.552,
+        "agreement": 4.038,
+        "unseen_idf": -7.147,
     },
-    "dense": {"bias": 0.228, "similarity": 1.486, "coverage": 5.352, "unseen_idf": -2.958},
-    "sparse": {"bias": 5.598, "coverage": 4.693, "unseen_idf": -7.423},
-    "lexical": {"bias": 5.218, "coverage": 4.301, "unseen_idf": -7.296},
+    "dense": {"bias": 4.15, "similarity": 0.227, "coverage": 2.231, "unseen_idf": -7.154},
+    "sparse": {"bias": 1.942, "coverage": 6.135, "unseen_idf": -3.98},
+    "lexical": {"bias": 2.282, "coverage": 3.305, "unseen_idf": -3.604},
 }
 """Found model: the confidence that the question is one the knowledge base answers (with the
 KB vocabulary)."""
 
 DEFAULT_FALLBACK_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -4.283, "similarity": 2.55, "coverage": 6.723, "agreement": 3.16},
-    "dense": {"bias": -1.86, "similarity": 2.52, "coverage": 6.664},
-    "sparse": {"bias": -1.465, "coverage": 8.058},
-    "lexical": {"bias": -0.62, "coverage": 8.064},
+    "hybrid": {"bias": -4.387, "similarity": 3.439, "coverage": 2.082, "agreement": 4.012},
+    "dense": {"bias": -1.618, "similarity": 3.281, "coverage": 2.934},
+    "sparse": {"bias": -1.023, "coverage": 8.19},
+    "lexical": {"bias": -0.368, "coverage": 5.168},
 }
 """Found model of a collection without a KB vocabulary (ingested before vocabularies)."""
 
 DEFAULT_RELEVANCE_MODEL: dict[str, dict[str, float]] = {
-    "hybrid": {"bias": -7.42, "similarity": 0.275, "coverage": 3.745, "agreement": 6.068},
-    "dense": {"bias": -1.461, "similarity": -0.425, "coverage": 3.893},
-    "sparse": {"bias": -3.305, "bm25_per_term": 2.709},
-    "lexical": {"bias": -2.182, "coverage": 6.098},
+    "hybrid": {"bias": -8.021, "similarity": 0.087, "coverage": 4.214, "agreement": 6.666},
+    "dense": {"bias": -1.989, "similarity": 0.403, "coverage": 3.742},
+    "sparse": {"bias": -0.773, "bm25_per_term": 0.396},
+    "lexical": {"bias": -2.199, "coverage": 7.118},
 }
 """Relevance model: the confidence that the first block is a relevant document."""
 

@@ -12,12 +12,16 @@ from langchain_lookup_knowledge.core.evidence_model import (
     confidence,
     contributions,
 )
+from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.pipeline.decision import decide_evidence, evidence_signals
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, HitReason, ScoreLabel
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
 CALIBRATED = LookupSettings(evidence_decision="calibrated")
+# a KB vocabulary as ingest stores it: evidence_model applies (without one, fallback_evidence_model)
+VOCABULARY = VocabularyRead(KbVocabulary.build([("a.md", "The node disk is full.")]))
 
 
 def block(
@@ -148,11 +152,12 @@ def test_a_model_without_the_family_falls_back_to_dense():
     assert contributions(hybrid, old_style) == {"bias": -1.0, "similarity": 2.0}
     assert confidence(hybrid, old_style) == pytest.approx(1 / (1 + math.exp(-1.0)))
     settings = LookupSettings(evidence_decision="calibrated", evidence_model=old_style)
-    assert "(hybrid, dense weights)" in decide_evidence([block(0.5)], "node disk", settings).note
+    note = decide_evidence([block(0.5)], "node disk", settings, VOCABULARY).note
+    assert "(hybrid, dense weights)" in note
 
 
 def test_the_note_says_why_with_each_signal_s_share():
-    decision = decide_evidence([block(0.8)], "node disk full", CALIBRATED)
+    decision = decide_evidence([block(0.8)], "node disk full", CALIBRATED, VOCABULARY)
     assert decision.found is True
     assert "found, confidence" in decision.note
     for name in DEFAULT_EVIDENCE_MODEL["hybrid"]:
