@@ -228,3 +228,30 @@ def test_a_damaged_vocabulary_is_ignored_with_a_note(
     note = _decision_note(result)
     assert "KB vocabulary ignored" in note
     assert "fallback_evidence_model" in note
+
+
+def test_a_lookup_with_nothing_to_judge_never_reads_the_vocabulary(
+    own_kb: LookupSettings, real_embeddings, monkeypatch: pytest.MonkeyPatch
+):
+    """Every L1 path fails (FAKE paths, an injected outage): no block to judge, so the decision
+    is found=false without the vocabulary's read (a store that is down costs no second wait)."""
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from tests.fakes import failing_graph
+
+    reads: list[int] = []
+    real_read = LookupRuntime.vocabulary
+
+    def counted(self: LookupRuntime):
+        reads.append(1)
+        return real_read(self)
+
+    monkeypatch.setattr(LookupRuntime, "vocabulary", counted)
+    settings = own_kb.model_copy(
+        update={"record_invocations": False, "evidence_decision": "calibrated"}
+    )
+    out = failing_graph(settings, real_embeddings).invoke({"query": QUESTION})
+    assert LookupResult.model_validate(out["result"]).found is False
+    assert reads == []
+    answered = _lookup(own_kb, real_embeddings, QUESTION)  # the same with blocks: read once
+    assert answered.found is True
+    assert reads == [1]

@@ -191,19 +191,23 @@ class LookupNodes:
     def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""
         plan = state.get("plan")
+        selection = state.get("selection")
+        # read only when it can matter: blocks to judge under the calibrated decision (a lookup
+        # whose store is down never waits on the vocabulary's read)
+        judged = self.settings.evidence_decision == "calibrated" and bool(
+            selection is not None and selection.blocks
+        )
         parts = LookupParts(
             query=str(state.get("query", "")),
             plan=plan,
             attempts=list(state.get("attempts") or []),
-            selection=state.get("selection"),
+            selection=selection,
             context_pack=state.get("context_pack"),
             fallback_reason=state.get("fallback_reason"),
             path_used=state.get("path_used"),
             timings_ms=dict(state.get("timings_ms") or {}),
             sidecar=state.get("sidecar"),
-            vocabulary=self.runtime.vocabulary()
-            if self.settings.evidence_decision == "calibrated"
-            else None,
+            vocabulary=self.runtime.vocabulary() if judged else None,
         )
         result = assemble_result(parts, self.settings)
         details = build_retrieval_details(
