@@ -595,12 +595,17 @@ def test_chinese_off_topic_question_finds_no_evidence(tmp_path, real_embeddings)
     assert on_topic.evidence_blocks[0].source == "db/连接池.md"
 
 
-@pytest.mark.parametrize("factor", [1, 3])
+@pytest.mark.parametrize(
+    ("factor", "depth", "expected"), [(1, 0, 4), (3, 0, 12), (1, 9, 9), (3, 9, 12)]
+)
 def test_hybrid_lists_fetch_the_configured_factor_of_candidates(
-    metric_stores, real_embeddings, monkeypatch, factor
+    metric_stores, real_embeddings, monkeypatch, factor, depth, expected
 ):
-    """Each list of a hybrid search brings k x hybrid_fetch_factor hits to the fusion."""
-    settings = metric_stores["COSINE"].model_copy(update={"hybrid_fetch_factor": factor})
+    """Each list of a hybrid search brings k x hybrid_fetch_factor hits to the fusion, and at
+    least hybrid_list_depth."""
+    settings = metric_stores["COSINE"].model_copy(
+        update={"hybrid_fetch_factor": factor, "hybrid_list_depth": depth}
+    )
     runtime = LookupRuntime(settings, embeddings=real_embeddings)
     path = runtime.path("sdk")
     limits: list[int] = []
@@ -620,7 +625,7 @@ def test_hybrid_lists_fetch_the_configured_factor_of_candidates(
         retrieval_mode="hybrid",
     )
     assert path.search(request)
-    assert limits == [4 * factor, 4 * factor]
+    assert limits == [expected, expected]
 
 
 # --- 4. caller filters survive retries and fallbacks (tests in BackendContract) -------------

@@ -111,6 +111,24 @@ def test_bare_runs_only_the_wirings_named(sample_kb_store):
     assert "unknown bare wiring 'bm42'" in err.getvalue()
 
 
+def test_bare_uri_keeps_the_bare_collections_in_another_milvus(sample_kb_store, tmp_path: Path):
+    from pymilvus import MilvusClient
+
+    bare_db = tmp_path / "bare.db"
+    argv = ["eval", "queries", str(QUESTIONS), "--kb", str(SAMPLE_KB), "--bare", "bm25"]
+    report, _ = run([*argv, "--bare-uri", str(bare_db), *store_args(sample_kb_store)])
+    collection = report["baselines"]["bm25"]["collection"]
+    assert report["baselines"]["bm25"]["cached"] is False
+    client = MilvusClient(str(bare_db))
+    try:
+        assert collection in client.list_collections()
+    finally:
+        client.close()
+    again, _ = run([*argv, "--bare-uri", str(bare_db), *store_args(sample_kb_store)])
+    assert again["baselines"]["bm25"]["cached"] is True  # reused from the other Milvus
+    assert again["per_question"]["bm25"] == report["per_question"]["bm25"]
+
+
 def test_ablations_report_what_each_component_adds(sample_kb_store):
     report, _ = run(
         [
@@ -164,4 +182,7 @@ def test_a_held_out_file_is_scored_blind_and_reports_pool(
     assert pool["pooled"]["best_single"] in report["baselines"]
     single = pool["pooled"]["vs_best_single"]
     assert single["low"] <= single["delta"] <= single["high"]
+    # every bare wiring run on all sets gets its own pooled interval, the best one among them
+    assert set(pool["pooled"]["vs_configs"]) == set(report["baselines"])
+    assert pool["pooled"]["vs_configs"][pool["pooled"]["best_single"]] == single
     assert pool["decision"]["out_of_scope"] == 2

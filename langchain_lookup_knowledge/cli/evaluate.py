@@ -102,6 +102,7 @@ def run_queries(args: argparse.Namespace) -> int:
         blind=True if args.blind else None,
         show_progress=progress_flag(args),
         bare=[n.strip() for n in args.bare.split(",") if n.strip()] if args.bare else None,
+        bare_uri=args.bare_uri,
     )
     print_output(report, args.json, format_queries)
     failures = gate_failures(report, floors)
@@ -175,6 +176,13 @@ def register(sub: Subcommands) -> None:
         metavar="NAME,...",
         help="with --kb, only these bare wirings (dense, bm25, hybrid, hybrid_fetch50; "
         "default: all). bm25 alone embeds nothing: minutes instead of an hour on 3,000 chunks",
+    )
+    queries.add_argument(
+        "--bare-uri",
+        metavar="URI",
+        help="with --kb, the Milvus (a Milvus Lite file or a server) that keeps the bare "
+        "wirings' collections (default: the pipeline's --uri); they are reused by content, so "
+        "one store of them serves every collection ingested from the same folder",
     )
     add_measure_args(queries)
     queries.set_defaults(func=run_queries)

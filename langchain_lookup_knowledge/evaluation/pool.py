@@ -5,8 +5,9 @@ Each report carries its per-question scores (``per_question``), so pooling needs
 * per set: the pipeline's MRR@5 against the best bare configuration *of that set* (the bare
   side's best case), with its paired interval;
 * pooled over every question: the pipeline against the best *single* bare configuration (the
-  one a user would have picked for all sets: best pooled MRR@5), and against the per-set best,
-  each with a stratified bootstrap interval (questions resampled within their own set);
+  one a user would have picked for all sets: best pooled MRR@5), against every other single
+  configuration run on all sets (``vs_configs``), and against the per-set best, each with a
+  stratified bootstrap interval (questions resampled within their own set);
 * the evidence decision summed over the sets.
 
 Example:
@@ -130,9 +131,11 @@ def pool_reports(reports: Sequence[Mapping[str, Any]], *, metric: str = "mrr@5")
         single = max(means, key=lambda n: means[n])
         pooled["configs"] = {n: round(v, 4) for n, v in means.items()}
         pooled["best_single"] = single
-        pooled["vs_best_single"] = pooled_bootstrap(
-            list(zip(ours_groups, complete[single], strict=True))
-        ).as_dict()
+        pooled["vs_configs"] = {
+            name: pooled_bootstrap(list(zip(ours_groups, groups, strict=True))).as_dict()
+            for name, groups in complete.items()
+        }
+        pooled["vs_best_single"] = pooled["vs_configs"][single]
     if len(best_groups) == len(reports):
         pooled["vs_best_per_set"] = pooled_bootstrap(
             list(zip(ours_groups, best_groups, strict=True))
@@ -174,6 +177,9 @@ def format_pool(pool: Mapping[str, Any]) -> str:
             f"  vs best single bare ({single} {pooled['configs'][single]:.3f}): "
             f"{_iv(pooled['vs_best_single'])}"
         )
+        for name, interval in pooled["vs_configs"].items():
+            if name != single:
+                lines.append(f"  vs bare {name} ({pooled['configs'][name]:.3f}): {_iv(interval)}")
     if "vs_best_per_set" in pooled:
         lines.append(
             f"  vs best bare of each set: {_iv(pooled['vs_best_per_set'])}; ahead on "

@@ -383,6 +383,7 @@ def run_queries(
     blind: bool | None = None,
     show_progress: bool | None = None,
     bare: Sequence[str] | None = None,
+    bare_uri: str | None = None,
 ) -> dict[str, Any]:
     """Score the question file on the pipeline collection (and bare baselines with ``kb``).
 
@@ -396,6 +397,7 @@ def run_queries(
             held-out file (:func:`is_held_out`).
         show_progress: Progress bars (None: on a terminal).
         bare: The names of :data:`BARE_CONFIGS` to run (None: all of them).
+        bare_uri: The Milvus URI of the bare collections (None: the pipeline's).
 
     Raises:
         ConfigurationError: an unknown name in ``bare`` (before anything runs).
@@ -418,8 +420,11 @@ def run_queries(
 
     baselines: dict[str, Any] = {}
     if kb is not None:
+        bare_settings = (
+            settings.model_copy(update={"milvus_uri": bare_uri}) if bare_uri else settings
+        )
         baselines, bare_values = _run_baselines(
-            Path(kb), settings, runner, qset, progress, only=sources or None, configs=configs
+            Path(kb), bare_settings, runner, qset, progress, only=sources or None, configs=configs
         )
         per_question |= bare_values
         for name in baselines:

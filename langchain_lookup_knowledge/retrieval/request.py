@@ -24,6 +24,7 @@ class SearchRequest:
     rrf_k: int = 60
     dense_weight: float = 0.6
     fetch_factor: int = 1  # hybrid: each list fetches k * fetch_factor before fusion
+    list_depth: int = 0  # hybrid: ... and at least this many
     sparse_text: str | None = None  # what BM25 searches for (None: query_text)
 
     @property
@@ -63,13 +64,20 @@ class SearchRequest:
             rrf_k=settings.rrf_k,
             dense_weight=settings.dense_weight,
             fetch_factor=settings.hybrid_fetch_factor,
+            list_depth=settings.hybrid_list_depth,
             sparse_text=sparse,
         )
 
     @property
     def fetch_k(self) -> int:
-        """How many hits each list of a hybrid search brings to the fusion."""
-        return self.k * max(1, self.fetch_factor)
+        """How many hits each list of a hybrid search brings to the fusion: ``k`` x
+        ``fetch_factor``, and at least ``list_depth``.
+
+        Example:
+            >>> SearchRequest("q", [0.1], None, k=15, list_depth=50).fetch_k
+            50
+        """
+        return max(self.k * max(1, self.fetch_factor), self.list_depth)
 
 
 class L1Path(Protocol):

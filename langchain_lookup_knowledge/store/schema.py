@@ -124,7 +124,9 @@ def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> d
     """Explicit dense search parameters for the collection's index."""
     params: dict[str, Any] = {}
     if layout.index_type == "HNSW":
-        params = {"ef": max(settings.hnsw_ef, settings.rerank_pool)}
+        # ef below a search's limit is an error: the rerank pool, or a hybrid list's depth
+        depth = max(settings.rerank_pool * settings.hybrid_fetch_factor, settings.hybrid_list_depth)
+        params = {"ef": max(settings.hnsw_ef, depth)}
     elif layout.index_type == "IVF_FLAT":
         params = {"nprobe": 16}
     return {"metric_type": layout.metric_type, "params": params}
