@@ -40,9 +40,16 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
 
 
 def drop_store(settings: LookupSettings) -> None:
-    """Drop the chunk collection and the catalog ``settings`` name, where they exist."""
+    """Drop the chunk collection, the catalog and the KB vocabulary ``settings`` name, where
+    they exist."""
+    from langchain_lookup_knowledge.store.vocabulary_store import vocabulary_collection
+
     client = open_client(settings)
-    for name in (settings.collection, settings.resolved_catalog_collection):
+    for name in (
+        settings.collection,
+        settings.resolved_catalog_collection,
+        vocabulary_collection(settings),
+    ):
         if client.has_collection(name):
             client.drop_collection(name)
 

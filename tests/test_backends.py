@@ -1304,6 +1304,26 @@ class BackendContract:
         assert sidecar.results
         assert all(r["evidenceKey"].startswith("a::") for r in sidecar.results)
 
+    def test_the_kb_vocabulary_is_stored_and_read(self, backend_kb, real_embeddings):
+        """Ingest stored the KB vocabulary on this backend; the calibrated decision reads it."""
+        from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
+
+        read = load_vocabulary(open_client(backend_kb), backend_kb)
+        assert read.vocabulary is not None, read.note
+        assert read.vocabulary.documents == len(list(SAMPLE_KB.glob("*/*.md")))
+        assert read.vocabulary.df("pgbouncer") >= 1
+        assert read.vocabulary.df("kafka") == 0
+        graph = build_lookup_graph(
+            backend_kb.model_copy(update={"evidence_decision": "calibrated"}),
+            embeddings=real_embeddings,
+        )
+        result = LookupResult.model_validate(
+            graph.invoke({"query": "pgbouncer connection pool exhausted"})["result"]
+        )
+        notes = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
+        assert len(notes) == 1
+        assert "KB vocabulary of" in notes[0]
+
 
 class TestMilvusLite(BackendContract):
     """Milvus Lite, embedded (a local ``.db`` file): the package's default."""
