@@ -102,6 +102,10 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "first_chunk": ("first-chunk boost", {"_weights": ("first_chunk",)}),
     "rank_mix": ("fused rank in the rerank base", {"_similarity_only": True}),
     "doc_cap": ("per-document cap", {"per_document_cap": K}),
+    "list_depth": (
+        "hybrid list depth (each list only candidate_k x hybrid_fetch_factor deep)",
+        {"hybrid_list_depth": 0},
+    ),
     "cjk_rule": ("CJK rule (BM25 alone for a Chinese question)", {"_cjk_rule_off": True}),
 }
 """Name -> (what is switched off, settings overrides). ``_``-keys are resolved per run."""
@@ -313,6 +317,8 @@ def ablation_overrides(settings: LookupSettings, name: str) -> dict[str, Any]:
     Example:
         >>> ablation_overrides(LookupSettings(), "first_chunk")
         {'rerank_weights': {'first_chunk': 0.0}}
+        >>> ablation_overrides(LookupSettings(), "list_depth")
+        {'hybrid_list_depth': 0}
     """
     if name not in ABLATIONS:
         raise ConfigurationError(f"unknown ablation {name!r}: use one of {', '.join(ABLATIONS)}")
