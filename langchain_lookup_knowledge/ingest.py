@@ -566,6 +566,27 @@ def _row_problem(row: dict[str, Any], layout: CollectionLayout) -> str | None:
     return None
 
 
+def _embed_by_length(
+    texts: Sequence[str], embedder: Embeddings, batch: int, progress: _Progress
+) -> list[list[float]]:
+    """Vectors of ``texts`` in their order, embedded in batches of texts of similar length.
+
+    A batch is padded to its longest text: SciFact's chunks in ingest order carry 35% padding
+    tokens, in length order under 1%. The vectors are the same (the model masks the padding).
+    Batches, not one call, so the progress bar moves while the slow part runs.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors: list[list[float]] = [[] for _ in texts]
+    for start in range(0, len(order), batch):
+        piece = order[start : start + batch]
+        for i, vector in zip(
+            piece, embedder.embed_documents([texts[i] for i in piece]), strict=True
+        ):
+            vectors[i] = vector
+        progress.embedded(len(piece))
+    return vectors
+
+
 def _write_documents(
     client: Any,
     settings: LookupSettings,
@@ -599,13 +620,7 @@ def _write_documents(
         if not group:
             return
         texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
-        vectors: list[list[float]] = []
-        # In embedding batches, so the progress bar moves while the slow part runs.
-        batch = settings.embedding_batch_size
-        for start in range(0, len(texts), batch):
-            piece = texts[start : start + batch]
-            vectors.extend(embedder.embed_documents(piece))
-            progress.embedded(len(piece))
+        vectors = _embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]
         check_vectors(vectors, what="chunk", names=keys)

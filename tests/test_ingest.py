@@ -3,11 +3,13 @@ categories, chunk identity, incremental runs, prune, and every kind of bad file.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
@@ -470,3 +472,48 @@ def test_tidb_docs_take_their_toc_section_as_category(kb_settings, tmp_path, rea
     got = {source: e.category for source, e in catalog(settings).items()}
     assert got == expected
     assert got["analyze-slow-queries.md"] == "故障诊断"
+
+
+class BatchSpy(Embeddings):
+    """The real embedder, recording the texts of each ``embed_documents`` call (a spy, not a
+    fake: every vector is the model's)."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.batches: list[list[str]] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.batches.append(list(texts))
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+
+def test_chunks_are_embedded_in_batches_of_similar_length(kb_settings, tmp_path, real_embeddings):
+    kb = tmp_path / "kb"
+    for i in range(6):  # long and short documents interleaved in ingest order
+        write(kb, f"long{i}.md", long_doc(f"Long runbook {i}", 2, word=f"w{i}"))
+        write(kb, f"short{i}.md", f"# Short {i}\n\nRestart service {i}.\n")
+    spy = BatchSpy(real_embeddings)
+    settings = kb_settings.model_copy(update={"embedding_batch_size": 4})
+    report = ingest_folder(kb, settings, embeddings=spy)
+    assert report.chunks_written == 18
+    lengths = [[len(t) for t in batch] for batch in spy.batches]
+    assert len(lengths) == 5
+    for shorter, longer in itertools.pairwise(lengths):
+        assert max(shorter) <= min(longer)  # a batch is padded to its longest text only
+    # each chunk keeps its own vector, whatever batch it was embedded in
+    rows = {r["pk"]: r for r in chunk_rows(settings)}
+    client = open_client(settings)
+    stored = client.query(
+        settings.collection,
+        filter='pk in ["short3.md#0", "long3.md#1"]',
+        output_fields=["pk", "vector"],
+    )
+    assert len(stored) == 2
+    texts = {t for batch in spy.batches for t in batch}
+    for row in stored:
+        text = next(t for t in texts if rows[row["pk"]]["text"] in t)
+        expected = real_embeddings.embed_documents([text])[0]
+        assert max(abs(a - b) for a, b in zip(row["vector"], expected, strict=True)) < 1e-5
