@@ -338,14 +338,15 @@ class LookupSettings(BaseSettings):
         "runbook sets identical); 1 is 30% faster.",
     )
     hybrid_list_depth: int = Field(
-        default=50,
+        default=0,
         ge=0,
         le=1000,
         description="Hybrid search: each list (dense, BM25) brings at least this many hits to "
         "the fusion (candidate_k x hybrid_fetch_factor when that is more); 0: no minimum. "
         "RRF finds a chunk that ranks well in both lists only if both lists reach it; the "
-        "rerank pool (candidate_k) stays as it is. 50, the depth of the strongest bare wiring "
-        "(hybrid fetch_k=50): dev splits MRR@5 runbooks-en +0.008, APISIX en 0.000.",
+        "rerank pool (candidate_k) stays as it is. 50 (the depth of bare hybrid fetch_k=50): "
+        "dev MRR@5 runbooks-en +0.008 [0, +0.017], APISIX en 0.000, but the L1 search p50 "
+        "x1.4-1.6 (+4-8 ms on runbooks-en), so it is off by default.",
     )
     reference_threshold: UnitInterval = Field(
         default=0.62,
