@@ -154,7 +154,11 @@ class KbVocabulary:
 
     def idf(self, term: str) -> float:
         """``ln((N + 1) / (df + 0.5))``: an unseen term has the largest."""
-        return math.log((self.documents + 1) / (self.df(term) + 0.5))
+        return self.idf_of(self.df(term))
+
+    def idf_of(self, df: int) -> float:
+        """The IDF of a term held by ``df`` documents (:meth:`idf` without the lookup)."""
+        return math.log((self.documents + 1) / (df + 0.5))
 
 
 @dataclass(frozen=True)
@@ -189,11 +193,12 @@ def vocabulary_signals(query: str, vocabulary: KbVocabulary) -> VocabularySignal
     terms = question_terms(query)
     if not terms:
         return VocabularySignals()
-    unseen = tuple(t for t in terms if vocabulary.df(t) == 0)
-    weights = {t: vocabulary.idf(t) for t in terms}
+    frequencies = {t: vocabulary.df(t) for t in terms}  # each term's df, read once
+    unseen = tuple(t for t in terms if frequencies[t] == 0)
+    weights = {t: vocabulary.idf_of(frequencies[t]) for t in terms}
     mass = sum(weights.values())
-    ceiling = math.log((vocabulary.documents + 1) / 0.5)
-    seen = [weights[t] for t in terms if vocabulary.df(t) > 0]
+    ceiling = vocabulary.idf_of(0)
+    seen = [weights[t] for t in terms if frequencies[t] > 0]
     return VocabularySignals(
         unseen_share=round(len(unseen) / len(terms), 4),
         unseen_idf=round(sum(weights[t] for t in unseen) / mass, 4) if mass > 0 else 0.0,

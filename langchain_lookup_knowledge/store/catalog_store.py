@@ -66,13 +66,24 @@ def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:
     return sorted(entries, key=lambda e: e.source)
 
 
+def source_of_chunk_key(key: str) -> str:
+    """The source a chunk key names (a key is ``<source>#<ordinal>``; one without ``#`` is its
+    own source).
+
+    Example:
+        >>> source_of_chunk_key("ops/a#b.md#3"), source_of_chunk_key("loose")
+        ('ops/a#b.md', 'loose')
+    """
+    source, hash_sign, _ = key.rpartition("#")
+    return source if hash_sign else key
+
+
 def stored_chunk_keys(client: MilvusClient, collection: str, id_field: str) -> dict[str, set[str]]:
     """The chunk keys really stored, by source (a key is ``<source>#<ordinal>``)."""
     keys: dict[str, set[str]] = {}
     for row in _query_all(client, collection, f'{id_field} != ""', [id_field]):
         key = str(row[id_field])
-        source, hash_sign, _ = key.rpartition("#")
-        keys.setdefault(source if hash_sign else key, set()).add(key)
+        keys.setdefault(source_of_chunk_key(key), set()).add(key)
     return keys
 
 

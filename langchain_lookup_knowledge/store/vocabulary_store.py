@@ -30,7 +30,7 @@ from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import _query_all
+from langchain_lookup_knowledge.store.catalog_store import _query_all, source_of_chunk_key
 from langchain_lookup_knowledge.store.schema import (
     CATALOG_VECTOR_FIELD,
     CollectionLayout,
@@ -120,12 +120,10 @@ def stored_texts(client: MilvusClient, layout: CollectionLayout) -> list[tuple[s
     rows = _query_all(
         client, layout.name, f'{layout.id_field} != ""', [layout.id_field, layout.content_field]
     )
-    texts = []
-    for row in rows:
-        key = str(row[layout.id_field])
-        source, hash_sign, _ = key.rpartition("#")
-        texts.append((source if hash_sign else key, str(row.get(layout.content_field) or "")))
-    return texts
+    return [
+        (source_of_chunk_key(str(row[layout.id_field])), str(row.get(layout.content_field) or ""))
+        for row in rows
+    ]
 
 
 def vocabulary_is_current(client: MilvusClient, settings: LookupSettings) -> bool:
