@@ -17,12 +17,10 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict, Unpack
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForRetrieverRun,
-    CallbackManagerForRetrieverRun,
-)
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun as AsyncRunManager
+from langchain_core.callbacks import CallbackManagerForRetrieverRun as RunManager
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
@@ -38,6 +36,13 @@ from langchain_lookup_knowledge.recording import InvocationRecorder, recorder_fo
 from langchain_lookup_knowledge.settings import LookupSettings
 
 PIPELINE_RUN_NAME = "lookup_knowledge_pipeline"
+
+
+class CallOptions(TypedDict, total=False):
+    """What one ``invoke(query, k=..., filters=...)`` may override of the retriever's fields."""
+
+    k: int | None
+    filters: dict[str, FilterValue] | None
 
 
 class LookupKnowledgeRetriever(BaseRetriever):
@@ -101,7 +106,7 @@ class LookupKnowledgeRetriever(BaseRetriever):
             return self._graphs[k]
 
     def _prepare(
-        self, query: str, k: int | None, filters: dict[str, FilterValue] | None
+        self, query: str, k: int | None = None, filters: dict[str, FilterValue] | None = None
     ) -> tuple[Any, dict[str, Any], int]:
         count = k or self.k or self.settings.top_k
         if count < 1:
@@ -138,25 +143,15 @@ class LookupKnowledgeRetriever(BaseRetriever):
         return documents
 
     def _get_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: CallbackManagerForRetrieverRun,
-        k: int | None = None,
-        filters: dict[str, FilterValue] | None = None,
+        self, query: str, *, run_manager: RunManager, **call: Unpack[CallOptions]
     ) -> list[Document]:
-        graph, state, count = self._prepare(query, k, filters)
+        graph, state, count = self._prepare(query, **call)
         return self._documents(graph.invoke(state, config=self._config(run_manager)), count)
 
     async def _aget_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: AsyncCallbackManagerForRetrieverRun,
-        k: int | None = None,
-        filters: dict[str, FilterValue] | None = None,
+        self, query: str, *, run_manager: AsyncRunManager, **call: Unpack[CallOptions]
     ) -> list[Document]:
-        graph, state, count = self._prepare(query, k, filters)
+        graph, state, count = self._prepare(query, **call)
         out = await graph.ainvoke(state, config=self._config(run_manager))
         return self._documents(out, count)
 

@@ -87,6 +87,14 @@ def test_k_in_the_constructor_and_per_call(kb_settings, real_embeddings, retriev
         LookupKnowledgeRetriever(settings=kb_settings, k=0)
 
 
+async def test_a_call_option_it_does_not_know_is_an_error(retriever) -> None:
+    # k and filters are the only per-call options; a misspelt one must not be ignored silently.
+    with pytest.raises(TypeError, match="top_k"):
+        retriever.invoke(POOL_QUERY, top_k=3)
+    with pytest.raises(TypeError, match="top_k"):
+        await retriever.ainvoke(POOL_QUERY, top_k=3)
+
+
 async def test_ainvoke_returns_what_invoke_returns(retriever) -> None:
     sync = retriever.invoke(POOL_QUERY, k=3)
     async_docs = await retriever.ainvoke(POOL_QUERY, k=3)
