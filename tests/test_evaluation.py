@@ -283,6 +283,15 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
         report["lookup_p50_ms"] - report["l1_search_p50_ms"], abs=0.02
     )
     assert isinstance(report["pipeline_overhead_paired_p50_ms"], float)
+    # LangGraph's own floor for this shape (no-op nodes, same loop), and what is beyond it
+    assert report["latency"]["graph_floor"]["n"] == 9
+    assert report["graph_floor_p50_ms"] == report["latency"]["graph_floor"]["p50_ms"] > 0
+    assert report["pipeline_overhead_beyond_floor_p50_ms"] == pytest.approx(
+        report["pipeline_overhead_p50_ms"] - report["graph_floor_p50_ms"], abs=0.02
+    )
+    from langchain_lookup_knowledge.evaluation.bench import format_bench
+
+    assert "LangGraph floor of this shape" in format_bench(report)
     assert report["l1_search_vs_bare_hybrid_p50_ratio"] > 0
     assert all(len(report["load_average"][when]) == 3 for when in ("start", "end"))
     assert isinstance(report["record_wait"], bool)
@@ -311,6 +320,36 @@ def test_cjk_question_uses_bm25_alone_with_the_english_only_embedder(tmp_path: P
     # a multilingual embedder keeps the configured mode
     multilingual = LookupSettings(local_model_dir=tmp_path)
     assert retrieval_mode_for(multilingual, "节点磁盘满了怎么办", bm25_analyzer="jieba") == "hybrid"
+
+
+@pytest.mark.parametrize("mode", ["auto", "sdk"])
+def test_bench_graph_floor_has_the_lookup_graphs_shape_and_runs_a_typical_route(mode: str):
+    """The floor is the lookup graph's wiring (nodes, edges, conditional edges) with no-op
+    bodies, and runs the 6 nodes of a lookup whose first attempt answers."""
+    from langchain_lookup_knowledge import LookupSettings
+    from langchain_lookup_knowledge.evaluation.bench import build_graph_floor
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.pipeline.plan import plan_query
+
+    settings = LookupSettings(mode=mode, retrieval_mode="dense", record_invocations=False)
+    plan = plan_query("pod keeps restarting", settings, vector=[0.1, 0.2])
+    floor = build_graph_floor(settings, plan)
+    real = build_lookup_graph(settings).get_graph()
+
+    def shape(graph):
+        return sorted(graph.nodes), sorted((e.source, e.target, e.conditional) for e in graph.edges)
+
+    assert shape(floor.get_graph()) == shape(real)
+    ran = [next(iter(u)) for u in floor.stream({"query": "q"}, stream_mode="updates")]
+    first = "retrieve_sdk" if mode == "sdk" else "retrieve_vectorstore"
+    assert ran == [
+        "transform_query",
+        first,
+        "postprocess",
+        "pack_context",
+        "assemble_result",
+        "record_invocation",
+    ]
 
 
 def test_bench_reads_questions_as_q_as_beir_text_or_one_per_line(tmp_path: Path):

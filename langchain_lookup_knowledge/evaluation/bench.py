@@ -15,6 +15,13 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   to the search it must do); ``pipeline_overhead_paired_p50_ms`` the median of that difference
   call by call (same question, same round). ``load_average`` at start and end says how quiet
   the machine was.
+* **Graph floor**: a graph of the lookup's own shape (:func:`build_graph_floor`: the same nodes,
+  edges, routers, state and input schemas and trace policy) whose node bodies do nothing but
+  return a constant update of the keys the real node writes, on a typical lookup's route (one
+  answered attempt, no retry: 6 nodes), invoked as the tool invokes its graph:
+  ``graph_floor_p50_ms`` is what LangGraph itself costs a lookup of this shape, and
+  ``pipeline_overhead_beyond_floor_p50_ms`` (``pipeline_overhead_p50_ms - graph_floor_p50_ms``)
+  what the node bodies and the tool layer add to it.
 * **Forced retry**: a tool with ``reference_threshold=1.0`` (cache cleared too): every lookup
   whose L0 filter applies is retried without it (two L1 searches). Questions that get no filter are
   prefixed with a category of the catalog (e.g. ``"databases: ..."``); only lookups that
@@ -42,9 +49,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import cycle
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
+from langchain_core.runnables import RunnableConfig
 from pydantic import SecretStr
 
 from langchain_lookup_knowledge.errors import ConfigurationError
@@ -52,6 +60,9 @@ from langchain_lookup_knowledge.evaluation.metrics import percentile
 from langchain_lookup_knowledge.questions import read_question_file, readable_only
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
+
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
@@ -177,6 +188,73 @@ def cold_start(settings: LookupSettings, query: str, script: str) -> dict[str, A
     return {"seconds": round(seconds, 3), "found": json.loads(line).get("found")}
 
 
+class GraphFloorNodes:
+    """No-op bodies for the lookup graph's nodes (see :func:`build_graph_floor`).
+
+    Each returns a constant update of the keys its real node writes, so LangGraph does the same
+    channel writes and reducers (``attempts``, ``candidates``, ``timings_ms``); the plan has a
+    first attempt and that attempt answers, so the real routers take a typical lookup's route.
+    The retry nodes are wired, never reached.
+    """
+
+    def __init__(self, plan: QueryPlan) -> None:
+        from langchain_lookup_knowledge.core.models import RetrievalAttempt
+
+        first = plan.first_attempt.name if plan.first_attempt is not None else "unfiltered"
+        self._plan = plan
+        self._attempts = {
+            path: [RetrievalAttempt(name=first, path=path, status="ok")]
+            for path in ("vectorstore", "sdk")
+        }
+
+    def transform_query(self, state: Any) -> dict[str, Any]:
+        return {
+            "plan": self._plan,
+            "query_vector": None,
+            "attempts": [],
+            "timings_ms": {"transform_query": 0.0},
+            "started_at": 0.0,
+        }
+
+    def _retrieved(self, path: str) -> dict[str, Any]:
+        return {"attempts": self._attempts[path], "candidates": [], "path_used": path}
+
+    def retrieve_vectorstore(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return self._retrieved("vectorstore")
+
+    def retrieve_sdk(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return self._retrieved("sdk")
+
+    retry_unfiltered = retrieve_vectorstore
+    retry_unfiltered_sdk = retrieve_sdk
+
+    def postprocess(self, state: Any) -> dict[str, Any]:
+        return {"selection": None, "nearest_sources": [], "timings_ms": {"postprocess": 0.0}}
+
+    def pack_context(self, state: Any) -> dict[str, Any]:
+        return {"context_pack": None}
+
+    def assemble_result(self, state: Any) -> dict[str, Any]:
+        return {"lookup_result": None, "retrieval_details": {}, "retrieval_error": None}
+
+    def record_invocation(self, state: Any) -> dict[str, Any]:
+        return {"result": {}, "error": None}
+
+
+def build_graph_floor(settings: LookupSettings, plan: QueryPlan) -> Any:
+    """The lookup graph's shape with no-op node bodies: what LangGraph alone costs a lookup.
+
+    The same wiring as :func:`~langchain_lookup_knowledge.pipeline.graph.build_lookup_graph`
+    (:func:`~langchain_lookup_knowledge.pipeline.graph.wire_lookup_graph`: node names, input
+    schemas, trace policy, edges, the real routers for ``settings.mode``), the bodies
+    :class:`GraphFloorNodes` over ``plan`` (a plan with a first attempt: a typical route).
+    """
+    from langchain_lookup_knowledge.pipeline.graph import LookupRouters, wire_lookup_graph
+
+    builder = wire_lookup_graph(GraphFloorNodes(plan), LookupRouters(settings))
+    return builder.compile(name="lookup_knowledge", checkpointer=False)
+
+
 def _ms(fn: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     value = fn()
@@ -296,7 +374,7 @@ def run_bench(
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
     from langchain_lookup_knowledge.store.schema import describe_chunk_collection
-    from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
+    from langchain_lookup_knowledge.tool import PIPELINE_RUN_NAME, create_lookup_knowledge_tool
 
     questions = load_bench_questions(queries_file)
     kb_path = bench_knowledge_folder(kb)
@@ -381,6 +459,25 @@ def run_bench(
         first = plan.first_attempt
         return l1_path.search(plan.request(first.expr if first else None, vector))
 
+    # LangGraph's own cost for this shape: the lookup's wiring, no-op bodies, invoked as the
+    # tool invokes its graph (a typical route: the plan of the first question, first attempt
+    # answers).
+    floor_vector = raw.embed_query(questions[0])
+    floor = build_graph_floor(
+        settings,
+        plan_query(
+            questions[0],
+            settings,
+            vector=floor_vector,
+            layout=layout,
+            l0=l0_matches[questions[0]],
+        ),
+    )
+    floor_config: RunnableConfig = {"callbacks": None, "run_name": PIPELINE_RUN_NAME}
+
+    def graph_floor(query: str) -> Any:
+        return floor.invoke({"query": query}, config=floor_config)
+
     def bare_hybrid(query: str) -> Any:
         assert bare_hybrid_store is not None
         return bare_hybrid_store.similarity_search_with_score(
@@ -397,11 +494,11 @@ def run_bench(
             q for q in _retry_questions(questions, categories) if _retried(call(retry_tool, q))
         ]
     # Warm-up (not measured): model, Milvus segments, the cached tool's cache.
-    main_series = ["lookup", "lookup_cached", "l1_search", "bare"]
+    main_series = ["lookup", "lookup_cached", "l1_search", "bare", "graph_floor"]
     if bare_hybrid_store is not None:
         main_series.append("bare_hybrid")
     for q in questions:
-        call(tool, q), bare(q), l1_search(q)
+        call(tool, q), bare(q), l1_search(q), graph_floor(q)
         if bare_hybrid_store is not None:
             bare_hybrid(q)
 
@@ -423,6 +520,8 @@ def run_bench(
                     fn = partial(bare_hybrid, q)
                 elif name == "l1_search":
                     fn = partial(l1_search, q)
+                elif name == "graph_floor":
+                    fn = partial(graph_floor, q)
                 else:
                     fn = partial(bare, q)
                 series[name].append(_ms(fn)[0])
@@ -460,6 +559,11 @@ def run_bench(
         percentile([a - b for a, b in zip(series["lookup"], series["l1_search"], strict=True)], 50),
         2,
     )  # the same question in the same round, call by call: less noise than a difference of p50s
+    # What LangGraph alone costs this shape, and what the node bodies and the tool layer add.
+    report["graph_floor_p50_ms"] = stats["graph_floor"]["p50_ms"]
+    report["pipeline_overhead_beyond_floor_p50_ms"] = round(
+        report["pipeline_overhead_p50_ms"] - report["graph_floor_p50_ms"], 2
+    )
     if "bare_hybrid" in stats:
         report["bare_hybrid_p50_ms"] = stats["bare_hybrid"]["p50_ms"]
         report["lookup_vs_bare_hybrid_p50_ratio"] = _ratio(
@@ -520,6 +624,7 @@ def format_bench(report: dict[str, Any]) -> str:
         ("lookup", "tool lookup (new question)"),
         ("lookup_cached", "tool lookup (repeated: cached vector)"),
         ("l1_search", "its L1 search alone (embed + search)"),
+        ("graph_floor", "its graph, no-op node bodies (floor)"),
         ("bare", "bare similarity_search_with_score"),
         ("bare_hybrid", "bare, hybrid Milvus (BM25 + RRF)"),
         ("retry", "tool lookup with forced retry"),
@@ -536,6 +641,12 @@ def format_bench(report: dict[str, Any]) -> str:
             f"  pipeline overhead (lookup p50 - its L1 search p50) "
             f"{report['pipeline_overhead_p50_ms']:.2f} ms; paired per call "
             f"{report['pipeline_overhead_paired_p50_ms']:.2f} ms"
+        )
+    if "graph_floor_p50_ms" in report:
+        lines.append(
+            f"  LangGraph floor of this shape (no-op nodes) {report['graph_floor_p50_ms']:.2f} ms; "
+            f"overhead beyond it (node bodies + tool layer) "
+            f"{report['pipeline_overhead_beyond_floor_p50_ms']:.2f} ms"
         )
     if "lookup_vs_bare_hybrid_p50_ratio" in report:
         lines.append(

@@ -47,7 +47,14 @@ from langchain_lookup_knowledge.settings import LookupSettings
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.recording import InvocationRecorder
 
-__all__ = ["LookupKnowledgeError", "LookupNodes", "LookupRouters", "build_lookup_graph"]
+__all__ = [
+    "NODE_INPUTS",
+    "LookupKnowledgeError",
+    "LookupNodes",
+    "LookupRouters",
+    "build_lookup_graph",
+    "wire_lookup_graph",
+]
 
 
 RETRIEVAL_NODES = (
@@ -104,6 +111,46 @@ class LookupRouters:
         return "retry_unfiltered_sdk" if failed_on_vectorstore and self.auto else "postprocess"
 
 
+# Each node reads only its input schema: its traced input is those keys, not the state,
+# and a tracer records large values as summaries (pipeline.tracing), never the vector.
+NODE_INPUTS: dict[str, type] = {
+    "transform_query": LookupInput,
+    **dict.fromkeys(RETRIEVAL_NODES, RetrieveInput),
+    "postprocess": PostprocessInput,
+    "pack_context": PackInput,
+    "assemble_result": AssembleInput,
+    "record_invocation": RecordInput,
+}
+"""Every node of the lookup graph, in pipeline order, with the input schema it reads."""
+
+
+def wire_lookup_graph(
+    nodes: object, routers: LookupRouters
+) -> StateGraph[LookupState, None, LookupInput, LookupOutput]:
+    """The lookup graph's builder: every node of :data:`NODE_INPUTS` (``nodes``' method of
+    that name), its edges and the ``routers``' conditional edges, not yet compiled.
+
+    :func:`build_lookup_graph` wires :class:`LookupNodes`; ``lookup-knowledge bench`` wires
+    no-op bodies into the same shape to measure what LangGraph itself costs a lookup.
+    """
+    builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
+    for node, schema in NODE_INPUTS.items():
+        builder.add_node(
+            node, getattr(nodes, node), input_schema=schema, trace_policy=NODE_TRACE_POLICY
+        )
+    builder.add_edge(START, "transform_query")
+    builder.add_conditional_edges("transform_query", routers.route_start)
+    builder.add_conditional_edges("retrieve_vectorstore", routers.route_after_vectorstore)
+    builder.add_conditional_edges("retrieve_sdk", routers.route_quality)
+    builder.add_conditional_edges("retry_unfiltered", routers.route_after_retry)
+    builder.add_edge("retry_unfiltered_sdk", "postprocess")
+    builder.add_edge("postprocess", "pack_context")
+    builder.add_edge("pack_context", "assemble_result")
+    builder.add_edge("assemble_result", "record_invocation")
+    builder.add_edge("record_invocation", END)
+    return builder
+
+
 def build_lookup_graph(
     settings: LookupSettings | None = None,
     *,
@@ -135,31 +182,5 @@ def build_lookup_graph(
         runtime = LookupRuntime.configured(
             settings or LookupSettings(), embeddings=embeddings, recorder=recorder
         )
-    nodes = LookupNodes(runtime)
-    routers = LookupRouters(runtime.settings)
-    builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
-    # Each node reads only its input schema: its traced input is those keys, not the state,
-    # and a tracer records large values as summaries (pipeline.tracing), never the vector.
-    node_inputs = {
-        "transform_query": LookupInput,
-        **dict.fromkeys(RETRIEVAL_NODES, RetrieveInput),
-        "postprocess": PostprocessInput,
-        "pack_context": PackInput,
-        "assemble_result": AssembleInput,
-        "record_invocation": RecordInput,
-    }
-    for node, schema in node_inputs.items():
-        builder.add_node(
-            node, getattr(nodes, node), input_schema=schema, trace_policy=NODE_TRACE_POLICY
-        )
-    builder.add_edge(START, "transform_query")
-    builder.add_conditional_edges("transform_query", routers.route_start)
-    builder.add_conditional_edges("retrieve_vectorstore", routers.route_after_vectorstore)
-    builder.add_conditional_edges("retrieve_sdk", routers.route_quality)
-    builder.add_conditional_edges("retry_unfiltered", routers.route_after_retry)
-    builder.add_edge("retry_unfiltered_sdk", "postprocess")
-    builder.add_edge("postprocess", "pack_context")
-    builder.add_edge("pack_context", "assemble_result")
-    builder.add_edge("assemble_result", "record_invocation")
-    builder.add_edge("record_invocation", END)
+    builder = wire_lookup_graph(LookupNodes(runtime), LookupRouters(runtime.settings))
     return builder.compile(name=name, checkpointer=checkpointer)
