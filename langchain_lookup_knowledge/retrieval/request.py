@@ -7,6 +7,7 @@ from typing import Protocol
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.core.models import Candidate
+from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
 from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text, drops_bm25_stopwords
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -77,7 +78,7 @@ class SearchRequest:
             >>> SearchRequest("q", [0.1], None, k=15, list_depth=50).fetch_k
             50
         """
-        return max(self.k * max(1, self.fetch_factor), self.list_depth)
+        return hybrid_list_depth(self.k, self.fetch_factor, self.list_depth)
 
 
 class L1Path(Protocol):

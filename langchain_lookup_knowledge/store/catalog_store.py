@@ -19,9 +19,17 @@ _PAGE = 1000
 _WINDOW = 16384
 
 
-def _query_all(
+def query_all(
     client: MilvusClient, collection: str, expr: str, fields: list[str]
 ) -> list[dict[str, Any]]:
+    """Every row of ``collection`` matching ``expr``, with ``fields``: one query while the rows
+    fit Milvus's query window (16,384), else paged through a query iterator.
+
+    Example:
+        >>> rows = query_all(client, "kb_catalog", 'source != ""', ["source"])  # doctest: +SKIP
+        >>> rows[0]  # doctest: +SKIP
+        {'source': 'databases/pgbouncer-connection-exhaustion.md'}
+    """
     rows = client.query(collection, filter=expr, output_fields=fields, limit=_WINDOW)
     if len(rows) < _WINDOW:
         return list(rows)
@@ -47,7 +55,7 @@ def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:
     if not client.has_collection(collection):
         return []
     ensure_loaded(client, collection)
-    rows = _query_all(client, collection, 'source != ""', _OUTPUT)
+    rows = query_all(client, collection, 'source != ""', _OUTPUT)
     entries = []
     for row in rows:
         try:
@@ -81,7 +89,7 @@ def source_of_chunk_key(key: str) -> str:
 def stored_chunk_keys(client: MilvusClient, collection: str, id_field: str) -> dict[str, set[str]]:
     """The chunk keys really stored, by source (a key is ``<source>#<ordinal>``)."""
     keys: dict[str, set[str]] = {}
-    for row in _query_all(client, collection, f'{id_field} != ""', [id_field]):
+    for row in query_all(client, collection, f'{id_field} != ""', [id_field]):
         key = str(row[id_field])
         keys.setdefault(source_of_chunk_key(key), set()).add(key)
     return keys
@@ -91,7 +99,7 @@ def sources_in_scope(
     client: MilvusClient, collection: str, source_field: str, expr: str
 ) -> set[str]:
     """The sources that have at least one chunk matching ``expr`` (a deployment's scope)."""
-    rows = _query_all(client, collection, expr, [source_field])
+    rows = query_all(client, collection, expr, [source_field])
     return {str(row[source_field]) for row in rows}
 
 

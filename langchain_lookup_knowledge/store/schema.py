@@ -21,6 +21,7 @@ from typing import Any
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
+from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     SchemaMismatchError,
@@ -125,7 +126,9 @@ def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> d
     params: dict[str, Any] = {}
     if layout.index_type == "HNSW":
         # ef below a search's limit is an error: the rerank pool, or a hybrid list's depth
-        depth = max(settings.rerank_pool * settings.hybrid_fetch_factor, settings.hybrid_list_depth)
+        depth = hybrid_list_depth(
+            settings.rerank_pool, settings.hybrid_fetch_factor, settings.hybrid_list_depth
+        )
         params = {"ef": max(settings.hnsw_ef, depth)}
     elif layout.index_type == "IVF_FLAT":
         params = {"nprobe": 16}

@@ -30,7 +30,7 @@ from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import _query_all, source_of_chunk_key
+from langchain_lookup_knowledge.store.catalog_store import query_all, source_of_chunk_key
 from langchain_lookup_knowledge.store.schema import (
     CATALOG_VECTOR_FIELD,
     CollectionLayout,
@@ -117,7 +117,7 @@ def _digest(parts: list[str]) -> str:
 
 def stored_texts(client: MilvusClient, layout: CollectionLayout) -> list[tuple[str, str]]:
     """``(source, text)`` of every chunk stored (the source from its ``<source>#<n>`` key)."""
-    rows = _query_all(
+    rows = query_all(
         client, layout.name, f'{layout.id_field} != ""', [layout.id_field, layout.content_field]
     )
     return [
@@ -232,7 +232,7 @@ def load_vocabulary(
         generation = info["generation"]
         if known is not None and known.vocabulary is not None and known.generation == generation:
             return known
-        rows = _query_all(client, name, f'generation == "{generation}"', ["part", "body"])
+        rows = query_all(client, name, f'generation == "{generation}"', ["part", "body"])
         bodies = {str(r["part"]): r.get("body") for r in rows if str(r.get("part")) != HEADER}
         expected = [f"{generation}/{i:05d}" for i in range(info["parts"])]
         if sorted(bodies) != expected:
