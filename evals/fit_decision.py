@@ -21,10 +21,11 @@ found, over all families:
   the time;
 * ``medium_confidence``: the same at ``--medium-precision``.
 
-The found model adds the KB vocabulary's signals (``--vocabulary``, default ``unseen_idf``) to
-every family's; ``fallback_evidence_model`` is the same fit without them (a collection ingested
-before vocabularies). Both are cross-validated on dev (``--folds``: a question's hybrid and
-dense-only lookups in one fold; thresholds refitted on each training part): ``dev_cv`` and
+The found model adds the KB vocabulary's signals (``--vocabulary``, default ``unseen_idf`` and
+``rare_unseen_idf``) to every family's; ``fallback_evidence_model`` is the same fit without
+them (a collection ingested before vocabularies). Both are cross-validated on dev (``--folds``:
+a question's hybrid and dense-only lookups in one fold; thresholds refitted on each training
+part): ``dev_cv`` and
 ``dev_cv_fallback`` are the rates of questions no fit saw, ``dev`` those of the fit's own data.
 
 Usage::
@@ -55,7 +56,9 @@ FEATURES = {  # of the found model (is the question in scope?) without a KB voca
     "sparse": ("coverage",),
     "lexical": ("coverage",),
 }
-VOCABULARY_FEATURES = ("unseen_idf",)  # added to every family's found model (--vocabulary)
+# added to every family's found model (--vocabulary): the IDF share of the question's terms no
+# document holds, and of those of them that are not everyday words (rare_unseen_idf)
+VOCABULARY_FEATURES = ("unseen_idf", "rare_unseen_idf")
 LEVEL_FEATURES = {  # of the relevance model (is the first block a relevant document?)
     "hybrid": ("similarity", "coverage", "agreement"),
     "dense": ("similarity", "coverage"),

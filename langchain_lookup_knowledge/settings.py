@@ -401,10 +401,10 @@ class LookupSettings(BaseSettings):
         description="Calibrated decision: below this confidence the lookup answers found=false.",
     )
     high_confidence: UnitInterval = Field(
-        default=0.7707, description="Calibrated decision: relevanceLevel high."
+        default=0.7588, description="Calibrated decision: relevanceLevel high."
     )
     medium_confidence: UnitInterval = Field(
-        default=0.3515, description="Calibrated decision: relevanceLevel medium."
+        default=0.3465, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(

@@ -13,11 +13,13 @@ import pytest
 from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.core.vocabulary import (
+    CommonWords,
     KbVocabulary,
     document_terms,
     vocabulary_signals,
 )
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.pipeline.decision import common_words
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import open_client
@@ -94,6 +96,44 @@ def test_the_signals_weigh_an_unseen_term_by_its_rarity():
     assert vocabulary_signals("the", vocabulary).unseen_share == 0.0  # no terms, none unseen
 
 
+def test_an_everyday_unseen_word_is_not_a_rare_one():
+    """A small KB never says "keeps" or "growing" either: unseen, but no name of a thing; the
+    rare_unseen_idf signal weighs only the unseen terms that are not everyday words."""
+    vocabulary = KbVocabulary.build([(f"{i}.md", "etcd disk full") for i in range(9)])
+    everyday = CommonWords(latin=frozenset({"keep", "growing"}))
+    in_scope = vocabulary_signals("etcd disk keeps growing", vocabulary, everyday)
+    assert in_scope.unseen == ("keep", "growing")
+    assert in_scope.unseen_idf > 0.5  # the old signal takes it for a near miss
+    assert in_scope.rare_unseen == ()
+    assert in_scope.rare_unseen_idf == 0.0
+    near_miss = vocabulary_signals("etcd disk kafka", vocabulary, everyday)
+    assert near_miss.rare_unseen == ("kafka",)
+    assert near_miss.rare_unseen_idf == near_miss.unseen_idf > 0.5
+    mixed = vocabulary_signals("etcd disk keeps growing kafka", vocabulary, everyday)
+    assert 0.0 < mixed.rare_unseen_idf < mixed.unseen_idf
+    # without everyday words, every unseen term is rare (the signal equals unseen_idf)
+    unknown = vocabulary_signals("etcd disk keeps growing", vocabulary)
+    assert unknown.rare_unseen_idf == unknown.unseen_idf
+
+
+def test_chinese_everyday_words_come_from_jiebas_dictionary():
+    vocabulary = KbVocabulary.build([(f"{i}.md", "节点 磁盘 索引") for i in range(5)])
+    common = CommonWords()
+    everyday = vocabulary_signals("节点磁盘一直满", vocabulary, common)
+    assert everyday.unseen == ("一直",)
+    assert everyday.rare_unseen_idf == 0.0  # "一直" (always): jieba counts it 18,596 times
+    named = vocabulary_signals("物化视图的索引", vocabulary, common)
+    assert set(named.rare_unseen) == {"物化", "视图"}
+    assert named.rare_unseen_idf == named.unseen_idf > 0.5
+
+
+def test_the_everyday_latin_words_are_the_bundled_tokenizers_whole_words():
+    common = common_words()
+    assert len(common.latin) > 20_000
+    assert all(common.holds(w) for w in ("keep", "never", "restart", "statu", "growing"))
+    assert not any(common.holds(w) for w in ("istio", "spnego", "kerbero", "hnsw", "velero"))
+
+
 def test_an_unseen_term_lowers_the_fitted_confidence():
     """The default found model weighs the vocabulary: the same retrieval with the question's
     distinctive term unseen is less likely to be evidence, on every path."""
@@ -112,6 +152,9 @@ def test_an_unseen_term_lowers_the_fitted_confidence():
             unseen_idf=0.45,
         )
         assert confidence(unseen, model) < confidence(seen, model), family
+        # the same unseen terms, not everyday words: lower still
+        named = EvidenceSignals(**{**unseen.__dict__, "rare_unseen_idf": 0.45})
+        assert confidence(named, model) < confidence(unseen, model), family
 
 
 # --- the store (real Milvus Lite) ------------------------------------------------------------

@@ -42,7 +42,7 @@ FEATURES = (
     "bm25_per_term",
     *VOCABULARY_FEATURES,
 )
-"""Signal names a model may weigh (besides ``bias``); the last three need the KB vocabulary."""
+"""Signal names a model may weigh (besides ``bias``); the last four need the KB vocabulary."""
 
 FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 """Retrieval families a model may have weights for (see the module docstring)."""
@@ -54,15 +54,22 @@ LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 # its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
     "hybrid": {
-        "bias": 0.404,
-        "similarity": 0.793,
-        "coverage": 1.552,
-        "agreement": 4.038,
-        "unseen_idf": -7.147,
+        "bias": 1.365,
+        "similarity": 0.238,
+        "coverage": 4.367,
+        "agreement": 2.518,
+        "unseen_idf": -3.449,
+        "rare_unseen_idf": -7.502,
     },
-    "dense": {"bias": 4.15, "similarity": 0.227, "coverage": 2.231, "unseen_idf": -7.154},
-    "sparse": {"bias": 1.942, "coverage": 6.135, "unseen_idf": -3.98},
-    "lexical": {"bias": 2.282, "coverage": 3.305, "unseen_idf": -3.604},
+    "dense": {
+        "bias": 3.574,
+        "similarity": 0.225,
+        "coverage": 4.718,
+        "unseen_idf": -3.818,
+        "rare_unseen_idf": -7.552,
+    },
+    "sparse": {"bias": 2.06, "coverage": 6.183, "unseen_idf": -2.164, "rare_unseen_idf": -3.231},
+    "lexical": {"bias": 2.759, "coverage": 3.383, "unseen_idf": -1.762, "rare_unseen_idf": -3.573},
 }
 """Found model: the confidence that the question is one the knowledge base answers (with the
 KB vocabulary)."""
@@ -105,7 +112,9 @@ class EvidenceSignals:
         unseen_share: KB vocabulary: share of the question's terms no document holds.
         unseen_idf: KB vocabulary: their share of the question's IDF mass.
         rarest_idf: KB vocabulary: the rarest term the KB holds, its IDF over an unseen one's.
-        vocabulary: Whether the KB vocabulary was read (else the three above are 0).
+        rare_unseen_idf: KB vocabulary: the IDF share of the unseen terms that are not
+            everyday words of the language (what a near miss names).
+        vocabulary: Whether the KB vocabulary was read (else the four above are 0).
     """
 
     family: str
@@ -119,6 +128,7 @@ class EvidenceSignals:
     unseen_share: float = 0.0
     unseen_idf: float = 0.0
     rarest_idf: float = 0.0
+    rare_unseen_idf: float = 0.0
     vocabulary: bool = False
 
     def as_dict(self) -> dict[str, float | str]:

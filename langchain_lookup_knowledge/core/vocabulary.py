@@ -8,6 +8,11 @@ holds the terms (the package's shared rules, :mod:`.text`: Latin word keys plus 
 CamelCase identifiers, CJK bigrams) with their document frequencies, and what a question's
 terms look like against them (:class:`VocabularySignals`).
 
+Not every unseen term names a thing: a small knowledge base never says "keep" or "一直" either.
+:class:`CommonWords` tells the everyday words of the language apart (a whole word of the bundled
+embedder's WordPiece vocabulary; a Chinese word jieba's dictionary counts often), so
+``rare_unseen_idf`` weighs only the unseen terms that are not: "kafka", "spnego", "HNSW".
+
 Example:
     >>> vocabulary = KbVocabulary.build([("a.md", "Kafka broker disk full"), ("b.md", "disk")])
     >>> vocabulary.documents, vocabulary.df("disk"), vocabulary.df("kafka"), vocabulary.df("x")
@@ -22,9 +27,10 @@ import logging
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from langchain_lookup_knowledge.core.text import (
     camel_parts,
@@ -40,15 +46,18 @@ from langchain_lookup_knowledge.core.text import (
 
 __all__ = [
     "CJK_QUESTION_WORDS",
+    "COMMON_CJK_FREQUENCY",
     "VOCABULARY_FEATURES",
+    "CommonWords",
     "KbVocabulary",
     "VocabularySignals",
     "document_terms",
+    "jieba_frequency",
     "question_terms",
     "vocabulary_signals",
 ]
 
-VOCABULARY_FEATURES = ("unseen_share", "unseen_idf", "rarest_idf")
+VOCABULARY_FEATURES = ("unseen_share", "unseen_idf", "rarest_idf", "rare_unseen_idf")
 """The signals :func:`vocabulary_signals` derives (names a decision model may weigh)."""
 
 
@@ -87,11 +96,16 @@ CJK_QUESTION_WORDS = frozenset(
 """Chinese interrogatives: how a question is asked, never what it is about."""
 
 
-def _cjk_words(text: str) -> list[str]:
-    """The jieba words of ``text``'s CJK runs (2+ characters, interrogatives dropped)."""
+def _jieba() -> object:
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def _cjk_words(text: str) -> list[str]:
+    """The jieba words of ``text``'s CJK runs (2+ characters, interrogatives dropped)."""
+    jieba: Any = _jieba()
     words: list[str] = []
     for run in cjk_runs(fold(text)):
         words.extend(w for w in jieba.lcut(run) if len(w) >= 2 and w not in CJK_QUESTION_WORDS)
@@ -161,6 +175,52 @@ class KbVocabulary:
         return math.log((self.documents + 1) / (df + 0.5))
 
 
+COMMON_CJK_FREQUENCY = 1000
+"""A Chinese word jieba's dictionary counts at least this often (of its ~60 million words) is
+an everyday word: "一直" 18,596, "之后" 20,879; "积压" 151, "物化" 180 are not."""
+
+
+def jieba_frequency(word: str) -> int:
+    """How often jieba's dictionary counts ``word`` (0: not a dictionary word).
+
+    Example:
+        >>> jieba_frequency("一直") > COMMON_CJK_FREQUENCY > jieba_frequency("积压")
+        True
+    """
+    jieba: Any = _jieba()
+    jieba.dt.check_initialized()
+    return int(jieba.dt.FREQ.get(word, 0))
+
+
+@dataclass(frozen=True)
+class CommonWords:
+    """The everyday words of the question's languages: an unseen one names nothing specific.
+
+    Attributes:
+        latin: Latin-script words known as common (folded; e.g. the whole words of the bundled
+            embedder's WordPiece vocabulary). A word key matches itself or itself plus ``s``
+            (keys drop a plural ``s``: ``statu`` of "status").
+        cjk_frequency: A Chinese word is common when jieba's dictionary counts it at least
+            this often (:data:`COMMON_CJK_FREQUENCY`).
+
+    Example:
+        >>> common = CommonWords(latin=frozenset({"keep", "status"}))
+        >>> common.holds("keep"), common.holds("statu"), common.holds("kafka")
+        (True, True, False)
+        >>> common.holds("一直"), common.holds("物化")
+        (True, False)
+    """
+
+    latin: Collection[str] = frozenset()
+    cjk_frequency: int = COMMON_CJK_FREQUENCY
+
+    def holds(self, term: str) -> bool:
+        """Whether ``term`` (a :func:`question_terms` term) is an everyday word."""
+        if has_cjk(term):
+            return jieba_frequency(term) >= self.cjk_frequency
+        return term in self.latin or f"{term}s" in self.latin
+
+
 @dataclass(frozen=True)
 class VocabularySignals:
     """A question's terms against the knowledge base's vocabulary.
@@ -170,25 +230,36 @@ class VocabularySignals:
         unseen_idf: Their share of the question's IDF mass (an unseen term weighs the most).
         rarest_idf: The IDF of the rarest term the knowledge base does hold, over the IDF of
             an unseen term (1.0: a term one document holds; 0.0: none seen).
+        rare_unseen_idf: The share of the IDF mass in unseen terms that are not everyday
+            words (:class:`CommonWords`): what a near miss names and the KB never does.
         unseen: The unseen terms (for the trace).
+        rare_unseen: Those of them that are not everyday words (for the trace).
     """
 
     unseen_share: float = 0.0
     unseen_idf: float = 0.0
     rarest_idf: float = 0.0
+    rare_unseen_idf: float = 0.0
     unseen: tuple[str, ...] = ()
+    rare_unseen: tuple[str, ...] = ()
 
 
-def vocabulary_signals(query: str, vocabulary: KbVocabulary) -> VocabularySignals:
+def vocabulary_signals(
+    query: str, vocabulary: KbVocabulary, common: CommonWords | None = None
+) -> VocabularySignals:
     """What ``query``'s terms (:func:`question_terms`) look like against ``vocabulary``.
 
-    A question without terms has nothing unseen.
+    A question without terms has nothing unseen. ``common``: the everyday words; None: no
+    unseen term is one (``rare_unseen_idf`` equals ``unseen_idf``).
 
     Example:
         >>> vocabulary = KbVocabulary.build([("a.md", "etcd disk"), ("b.md", "disk")])
         >>> signals = vocabulary_signals("etcd kafka disk", vocabulary)
         >>> signals.unseen, signals.unseen_share, signals.unseen_idf > signals.unseen_share
         (('kafka',), 0.3333, True)
+        >>> everyday = CommonWords(latin=frozenset({"keep"}))
+        >>> vocabulary_signals("keep etcd disk", vocabulary, everyday).rare_unseen_idf
+        0.0
     """
     terms = question_terms(query)
     if not terms:
@@ -199,9 +270,16 @@ def vocabulary_signals(query: str, vocabulary: KbVocabulary) -> VocabularySignal
     mass = sum(weights.values())
     ceiling = vocabulary.idf_of(0)
     seen = [weights[t] for t in terms if frequencies[t] > 0]
+    rare = tuple(t for t in unseen if common is None or not common.holds(t))
+
+    def share(group: tuple[str, ...]) -> float:
+        return round(sum(weights[t] for t in group) / mass, 4) if mass > 0 else 0.0
+
     return VocabularySignals(
         unseen_share=round(len(unseen) / len(terms), 4),
-        unseen_idf=round(sum(weights[t] for t in unseen) / mass, 4) if mass > 0 else 0.0,
+        unseen_idf=share(unseen),
         rarest_idf=round(max(seen) / ceiling, 4) if seen and ceiling > 0 else 0.0,
+        rare_unseen_idf=share(rare),
         unseen=unseen,
+        rare_unseen=rare,
     )

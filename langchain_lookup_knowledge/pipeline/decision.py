@@ -23,9 +23,11 @@ evidence (nothing but the ranking vouches for it).
 
 The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
 catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
-IDF mass is in terms no document holds (``unseen_idf``). A near miss ("same domain, a topic the
-documents do not cover") usually names such a thing. A collection without a vocabulary (ingested
-before them; a re-ingest adds one) is judged by ``fallback_evidence_model``, said in the trace.
+IDF mass is in terms no document holds (``unseen_idf``), and how much in those of them that are
+not everyday words of the language (``rare_unseen_idf``; :func:`common_words`). A near miss
+("same domain, a topic the documents do not cover") usually names such a thing. A collection
+without a vocabulary (ingested before them; a re-ingest adds one) is judged by
+``fallback_evidence_model``, said in the trace.
 
 A family missing from a model falls back to ``dense`` (the single model of earlier releases).
 
@@ -41,8 +43,10 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from langchain_lookup_knowledge.core.evidence_model import (
@@ -53,7 +57,13 @@ from langchain_lookup_knowledge.core.evidence_model import (
     family_weights,
 )
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
-from langchain_lookup_knowledge.core.vocabulary import KbVocabulary, vocabulary_signals
+from langchain_lookup_knowledge.core.vocabulary import (
+    CommonWords,
+    KbVocabulary,
+    vocabulary_signals,
+)
+from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
+from langchain_lookup_knowledge.errors import ModelFilesError
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams
 from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceLevel
 from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query_terms
@@ -62,7 +72,13 @@ if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
     from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
-__all__ = ["EvidenceDecision", "decide_evidence", "evidence_signals", "similarity_readable"]
+__all__ = [
+    "EvidenceDecision",
+    "common_words",
+    "decide_evidence",
+    "evidence_signals",
+    "similarity_readable",
+]
 
 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
@@ -84,6 +100,27 @@ def similarity_readable(settings: LookupSettings, query: str) -> bool:
     if cjk == 0 or cjk < latin_word_count(query):
         return True
     return not (settings.embedding_provider == "local" and settings.local_model_dir is None)
+
+
+@lru_cache(maxsize=1)
+def common_words() -> CommonWords:
+    """The everyday words ``rare_unseen_idf`` leaves out: the whole Latin words (2+ letters
+    or digits) of the bundled embedder's WordPiece vocabulary (all-MiniLM-L6-v2's 30,522
+    entries: "keep", "never", "status"; not "istio", "kerberos", "hnsw"), and Chinese words
+    jieba's dictionary counts often. Without the tokenizer file, no Latin word is common.
+
+    Example:
+        >>> common_words().holds("keep"), common_words().holds("spnego")
+        (True, False)
+    """
+    try:
+        tokenizer = ModelFiles.pinned_default().tokenizer
+        vocab = json.loads(tokenizer.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (ModelFilesError, OSError, ValueError, KeyError, TypeError):
+        return CommonWords()
+    return CommonWords(
+        latin=frozenset(w for w in vocab if len(w) > 1 and w.isascii() and w.isalnum())
+    )
 
 
 def evidence_signals(
@@ -132,7 +169,9 @@ def evidence_signals(
     else:
         agreement = 0.0
     bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
-    unseen = vocabulary_signals(query, vocabulary) if vocabulary is not None else None
+    unseen = (
+        vocabulary_signals(query, vocabulary, common_words()) if vocabulary is not None else None
+    )
     return EvidenceSignals(
         family=family,
         similarity=max(similarities),
@@ -145,6 +184,7 @@ def evidence_signals(
         unseen_share=unseen.unseen_share if unseen is not None else 0.0,
         unseen_idf=unseen.unseen_idf if unseen is not None else 0.0,
         rarest_idf=unseen.rarest_idf if unseen is not None else 0.0,
+        rare_unseen_idf=unseen.rare_unseen_idf if unseen is not None else 0.0,
         vocabulary=unseen is not None,
     )
 
@@ -217,9 +257,15 @@ def decide_evidence(
         for name, share in contributions(signals, model).items()
     )
     if kb is not None:
-        unseen = vocabulary_signals(query, kb).unseen
-        shown = ", ".join(unseen[:5]) + (", ..." if len(unseen) > 5 else "")
-        about_vocabulary = f"KB vocabulary of {kb.documents} documents, unseen: {shown or '-'}; "
+        seen_by_kb = vocabulary_signals(query, kb, common_words())
+
+        def listed(terms: tuple[str, ...]) -> str:
+            return ", ".join(terms[:5]) + (", ..." if len(terms) > 5 else "") or "-"
+
+        about_vocabulary = (
+            f"KB vocabulary of {kb.documents} documents, unseen: {listed(seen_by_kb.unseen)} "
+            f"(not everyday words: {listed(seen_by_kb.rare_unseen)}); "
+        )
     else:
         reason = vocabulary.note if vocabulary is not None and vocabulary.note else "none read"
         about_vocabulary = f"{reason}: fallback_evidence_model; "
