@@ -33,11 +33,13 @@ from langchain_core.callbacks import (
 )
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tracers.base import BaseTracer
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError, is_permanent
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.redaction import redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -153,12 +155,27 @@ def _validation_message(error: ValidationError) -> str:
     return INVALID_ARGS_ERROR.format(detail=problems)
 
 
-class _LookupCall:
-    """The tool body, written once: check, run the graph (sync or async), shape the output."""
+def _traced(callbacks: BaseCallbackManager | None) -> bool:
+    """A tracer (LangSmith's, a run collector, ``astream_log``'s) receives this call's runs."""
+    return callbacks is not None and any(isinstance(h, BaseTracer) for h in callbacks.handlers)
 
-    def __init__(self, graph: Any, settings: LookupSettings) -> None:
+
+class _LookupCall:
+    """The tool body, written once: check, run the graph (sync or async), shape the output.
+
+    ``untraced`` is the same graph without its trace policy (over the same runtime), run when
+    no tracer receives the call: LangGraph applies a node's trace policy on every call and
+    only tracers read what it makes (other handlers, such as ``astream_events``, get the real
+    values either way), so the two give every handler the same runs and the same result.
+    """
+
+    def __init__(self, graph: Any, settings: LookupSettings, untraced: Any | None = None) -> None:
         self.graph = graph
+        self.untraced = untraced if untraced is not None else graph
         self.settings = settings
+
+    def graph_for(self, callbacks: BaseCallbackManager | None) -> Any:
+        return self.graph if _traced(callbacks) else self.untraced
 
     @staticmethod
     def check(query: Any) -> None:
@@ -253,14 +270,27 @@ def create_lookup_knowledge_tool(
         ('lookup_knowledge', ['query'])
     """
     settings = settings or LookupSettings()
-    call = _LookupCall(graph or build_lookup_graph(settings, **graph_kwargs), settings)
+    if graph is not None:
+        call = _LookupCall(graph, settings)
+    else:
+        runtime = graph_kwargs.pop("runtime", None) or LookupRuntime.configured(
+            settings,
+            embeddings=graph_kwargs.pop("embeddings", None),
+            recorder=graph_kwargs.pop("recorder", None),
+        )
+        call = _LookupCall(
+            build_lookup_graph(runtime=runtime, **graph_kwargs),
+            settings,
+            untraced=build_lookup_graph(runtime=runtime, trace_policy=False, **graph_kwargs),
+        )
 
     def lookup(
         query: str, callbacks: BaseCallbackManager | None = None
     ) -> tuple[str, dict[str, Any]]:
         call.check(query)
         try:
-            out = call.graph.invoke({"query": query}, config=call.config(callbacks))
+            graph = call.graph_for(callbacks)
+            out = graph.invoke({"query": query}, config=call.config(callbacks))
         except Exception as exc:
             raise call.failed(exc, callbacks) from None
         return call.finish(out, callbacks)
@@ -271,7 +301,8 @@ def create_lookup_knowledge_tool(
         call.check(query)
         try:
             # Nodes are sync functions; LangGraph runs them in worker threads under ainvoke.
-            out = await call.graph.ainvoke({"query": query}, config=call.config(callbacks))
+            graph = call.graph_for(callbacks)
+            out = await graph.ainvoke({"query": query}, config=call.config(callbacks))
         except Exception as exc:
             raise call.failed(exc, callbacks) from None
         return call.finish(out, callbacks)

@@ -310,6 +310,31 @@ def _without_times(value: Any) -> Any:
     return value
 
 
+def test_the_trace_policy_runs_only_when_a_tracer_receives_the_call(
+    kb_settings, real_embeddings, monkeypatch
+):
+    """LangGraph applies a node's trace policy on every call; the tool runs its graph without
+    the policy when no tracer is attached, so an untraced call makes no summary."""
+    from langchain_lookup_knowledge.pipeline import tracing
+
+    summarized: list[int] = []
+    real_apply = tracing._apply
+
+    def counted(values: Any, table: Any) -> Any:
+        summarized.append(1)
+        return real_apply(values, table)
+
+    monkeypatch.setattr(tracing, "_apply", counted)  # a spy: the summaries are still made
+    tool = make_tool(
+        kb_settings.model_copy(update={"record_invocations": False}), embeddings=real_embeddings
+    )
+    question = "etcd is slow and the API server times out"
+    assert tool.invoke(call(question)).artifact["found"]
+    assert summarized == []
+    tool.invoke(call(question), config={"callbacks": [RunCollectorCallbackHandler()]})
+    assert len(summarized) >= 2 * 6  # each node's input and update, 6 nodes at least
+
+
 def test_an_untraced_lookup_returns_what_a_traced_one_returns(
     kb_settings, real_embeddings, monkeypatch
 ):

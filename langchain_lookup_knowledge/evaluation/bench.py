@@ -16,7 +16,8 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   call by call (same question, same round). ``load_average`` at start and end says how quiet
   the machine was.
 * **Graph floor**: a graph of the lookup's own shape (:func:`build_graph_floor`: the same nodes,
-  edges, routers, state and input schemas and trace policy) whose node bodies do nothing but
+  edges, routers, state and input schemas; no trace policy, as the tool runs its graph when no
+  tracer watches) whose node bodies do nothing but
   return a constant update of the keys the real node writes, on a typical lookup's route (one
   answered attempt, no retry: 6 nodes), invoked as the tool invokes its graph:
   ``graph_floor_p50_ms`` is what LangGraph itself costs a lookup of this shape, and
@@ -246,12 +247,13 @@ def build_graph_floor(settings: LookupSettings, plan: QueryPlan) -> Any:
 
     The same wiring as :func:`~langchain_lookup_knowledge.pipeline.graph.build_lookup_graph`
     (:func:`~langchain_lookup_knowledge.pipeline.graph.wire_lookup_graph`: node names, input
-    schemas, trace policy, edges, the real routers for ``settings.mode``), the bodies
-    :class:`GraphFloorNodes` over ``plan`` (a plan with a first attempt: a typical route).
+    schemas, edges, the real routers for ``settings.mode``; no trace policy, as the tool's
+    untraced graph), the bodies :class:`GraphFloorNodes` over ``plan`` (a plan with a first
+    attempt: a typical route).
     """
     from langchain_lookup_knowledge.pipeline.graph import LookupRouters, wire_lookup_graph
 
-    builder = wire_lookup_graph(GraphFloorNodes(plan), LookupRouters(settings))
+    builder = wire_lookup_graph(GraphFloorNodes(plan), LookupRouters(settings), trace_policy=False)
     return builder.compile(name="lookup_knowledge", checkpointer=False)
 
 

@@ -125,19 +125,22 @@ NODE_INPUTS: dict[str, type] = {
 
 
 def wire_lookup_graph(
-    nodes: object, routers: LookupRouters
+    nodes: object, routers: LookupRouters, *, trace_policy: bool = True
 ) -> StateGraph[LookupState, None, LookupInput, LookupOutput]:
     """The lookup graph's builder: every node of :data:`NODE_INPUTS` (``nodes``' method of
     that name), its edges and the ``routers``' conditional edges, not yet compiled.
+
+    ``trace_policy=False`` leaves out :data:`~.tracing.NODE_TRACE_POLICY`: the same graph for a
+    call no tracer watches (LangGraph runs a node's policy on every call, traced or not, and
+    only tracers see what it makes).
 
     :func:`build_lookup_graph` wires :class:`LookupNodes`; ``lookup-knowledge bench`` wires
     no-op bodies into the same shape to measure what LangGraph itself costs a lookup.
     """
     builder = StateGraph(LookupState, input_schema=LookupInput, output_schema=LookupOutput)
+    policy = NODE_TRACE_POLICY if trace_policy else None
     for node, schema in NODE_INPUTS.items():
-        builder.add_node(
-            node, getattr(nodes, node), input_schema=schema, trace_policy=NODE_TRACE_POLICY
-        )
+        builder.add_node(node, getattr(nodes, node), input_schema=schema, trace_policy=policy)
     builder.add_edge(START, "transform_query")
     builder.add_conditional_edges("transform_query", routers.route_start)
     builder.add_conditional_edges("retrieve_vectorstore", routers.route_after_vectorstore)
@@ -159,6 +162,7 @@ def build_lookup_graph(
     runtime: LookupRuntime | None = None,
     name: str = "lookup_knowledge",
     checkpointer: Checkpointer = False,
+    trace_policy: bool = True,
 ) -> CompiledStateGraph[LookupState, None, LookupInput, LookupOutput]:
     """Compile the lookup pipeline; input ``{"query": str}``, output has ``result``.
 
@@ -171,6 +175,9 @@ def build_lookup_graph(
         checkpointer: ``False`` (default): a lookup is one step of a parent graph, never
             checkpointed node by node (a checkpointed parent stores its JSON output once).
             ``None`` inherits the parent's (or the server's) checkpointer.
+        trace_policy: ``False``: no trace policy on the nodes (a tracer then records the
+            whole state each node reads and writes); for calls no tracer watches, where the
+            policy is work nobody sees (the tool runs such a twin of its graph).
 
     Example:
         >>> graph = build_lookup_graph(LookupSettings(collection="runbooks"))  # doctest: +SKIP
@@ -182,5 +189,7 @@ def build_lookup_graph(
         runtime = LookupRuntime.configured(
             settings or LookupSettings(), embeddings=embeddings, recorder=recorder
         )
-    builder = wire_lookup_graph(LookupNodes(runtime), LookupRouters(runtime.settings))
+    builder = wire_lookup_graph(
+        LookupNodes(runtime), LookupRouters(runtime.settings), trace_policy=trace_policy
+    )
     return builder.compile(name=name, checkpointer=checkpointer)
