@@ -35,6 +35,11 @@ class SchemaMismatchError(LookupKnowledgeError):
     """An existing collection does not fit the configured embedder, metric or fields."""
 
 
+class EmbedderMismatchError(ConfigurationError, SchemaMismatchError):
+    """A collection was built with another embedding model than the configured one (of the
+    same dimension or not): its vectors cannot be compared with the query's."""
+
+
 class RetrievalUnavailableError(LookupKnowledgeError):
     """Every configured L1 path failed: knowledge retrieval is unavailable."""
 

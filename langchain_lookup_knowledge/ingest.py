@@ -30,6 +30,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_lookup_knowledge.core.filters import and_exprs, condition
 from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.errors import (
     ConfigurationError,
@@ -427,11 +428,16 @@ def _ingest(
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
         embedder = options.embeddings or build_embeddings(settings)
-        probe = embedder.embed_query("dimension probe")
+        probe = embedder.embed_query(PROBE_TEXT)
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
+        # A new collection records the embedder; an existing one's record must be this model.
         layout = ensure_chunk_collection(
-            client, settings, len(probe), choose_analyzer(settings, docs)
+            client,
+            settings,
+            len(probe),
+            choose_analyzer(settings, docs),
+            embedder=EmbedderIdentity.of(embedder, probe),
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         planned = [

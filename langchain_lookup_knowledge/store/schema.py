@@ -22,6 +22,7 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
+from langchain_lookup_knowledge.embeddings.identity import EmbedderIdentity
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     SchemaMismatchError,
@@ -29,6 +30,7 @@ from langchain_lookup_knowledge.errors import (
 )
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.embedder_record import check_embedder, embedder_properties
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +173,11 @@ def _analyzed(analyzer: str) -> dict[str, Any]:
 
 
 def _create_chunk_collection(
-    client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
+    client: MilvusClient,
+    settings: LookupSettings,
+    dimension: int,
+    analyzer: str | None,
+    properties: dict[str, str] | None,
 ) -> None:
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field(settings.id_field, DataType.VARCHAR, max_length=MAX_KEY, is_primary=True)
@@ -214,7 +220,7 @@ def _create_chunk_collection(
             metric_type="BM25",
             params={"inverted_index_algo": "DAAT_MAXSCORE"},
         )
-    create_indexed_collection(client, settings.collection, schema, index)
+    create_indexed_collection(client, settings.collection, schema, index, properties)
 
 
 def server_lacks_bm25(client: MilvusClient) -> str | None:
@@ -233,9 +239,19 @@ def server_lacks_bm25(client: MilvusClient) -> str | None:
 
 
 def ensure_chunk_collection(
-    client: MilvusClient, settings: LookupSettings, dimension: int, analyzer: str | None
+    client: MilvusClient,
+    settings: LookupSettings,
+    dimension: int,
+    analyzer: str | None,
+    *,
+    embedder: EmbedderIdentity | None = None,
 ) -> CollectionLayout:
-    """Open the chunk collection, creating it (with BM25 where the server supports it)."""
+    """Open the chunk collection, creating it (with BM25 where the server supports it).
+
+    ``embedder``: the embedder about to write into it, recorded with a new collection and
+    checked against an existing one's record (:mod:`.embedder_record`).
+    """
+    properties = embedder_properties(embedder) if embedder is not None else None
     if not client.has_collection(settings.collection):
         lacks = server_lacks_bm25(client) if analyzer else None
         if lacks:
@@ -243,7 +259,7 @@ def ensure_chunk_collection(
             analyzer = None
         clear_unfinished_lite_collection(settings, settings.collection)
         try:
-            _create_chunk_collection(client, settings, dimension, analyzer)
+            _create_chunk_collection(client, settings, dimension, analyzer, properties)
         except Exception as exc:
             if analyzer is None or is_disk_full(exc):
                 raise
@@ -254,14 +270,22 @@ def ensure_chunk_collection(
             )
             if client.has_collection(settings.collection):
                 client.drop_collection(settings.collection)
-            _create_chunk_collection(client, settings, dimension, None)
-    return describe_chunk_collection(client, settings, dimension)
+            _create_chunk_collection(client, settings, dimension, None, properties)
+    return describe_chunk_collection(client, settings, dimension, embedder=embedder)
 
 
 def describe_chunk_collection(
-    client: MilvusClient, settings: LookupSettings, dimension: int | None
+    client: MilvusClient,
+    settings: LookupSettings,
+    dimension: int | None,
+    *,
+    embedder: EmbedderIdentity | None = None,
 ) -> CollectionLayout:
-    """Read an existing collection's schema and index; fail clearly when it does not fit."""
+    """Read an existing collection's schema and index; fail clearly when it does not fit.
+
+    ``embedder``: the configured embedder, checked against the one the collection records
+    (:class:`~langchain_lookup_knowledge.errors.EmbedderMismatchError` when it is another).
+    """
     name = settings.collection
     if not client.has_collection(name):
         msg = (
@@ -297,6 +321,8 @@ def describe_chunk_collection(
             "with, or ingest into a new collection"
         )
         raise SchemaMismatchError(msg)
+    if embedder is not None:
+        check_embedder(client, settings, name, embedder)
     if not client.list_indexes(name, field_name=settings.vector_field):
         msg = (
             f"collection {name!r} has no index on {settings.vector_field!r}: create one "
@@ -403,14 +429,21 @@ def clear_unfinished_lite_collection(settings: LookupSettings, name: str) -> Non
     raise StoreUnavailableError(msg)
 
 
-def create_indexed_collection(client: MilvusClient, name: str, schema: Any, index: Any) -> None:
-    """Create, index and load a collection.
+def create_indexed_collection(
+    client: MilvusClient,
+    name: str,
+    schema: Any,
+    index: Any,
+    properties: dict[str, str] | None = None,
+) -> None:
+    """Create (with ``properties``), index and load a collection.
 
     ``create_collection(index_params=...)`` waits for the index through ``AllocTimestamp``,
     which Milvus Lite does not implement (its server logs a traceback per call): index without
     waiting, then load, which waits for the index itself.
     """
-    client.create_collection(name, schema=schema, consistency_level=CONSISTENCY_LEVEL)
+    extra: dict[str, Any] = {"properties": properties} if properties else {}
+    client.create_collection(name, schema=schema, consistency_level=CONSISTENCY_LEVEL, **extra)
     client.create_index(name, index, sync=False)
     client.load_collection(name)
 
