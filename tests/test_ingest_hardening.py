@@ -36,6 +36,7 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.schema import ensure_loaded
+from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
@@ -231,6 +232,15 @@ def test_links_outside_the_folder_loops_and_fifos_are_skipped_by_name(
     assert "not followed" in reasons["inside.md"]  # inside links only when asked
     assert sorted(report.indexed) == [f"ops/good{i}.md" for i in range(5)]
     assert "AKIAEXFILTRATEDSECRET" not in all_text(settings)
+    # neither the target's text nor where it is: not in the report, the catalog or the
+    # KB vocabulary (its terms would show that the secret file was read)
+    assert str(outside) not in json.dumps(report.to_dict())
+    assert ".aws" not in json.dumps(report.to_dict())
+    assert set(catalog(settings)) == {f"ops/good{i}.md" for i in range(5)}
+    vocabulary = load_vocabulary(open_client(settings), settings).vocabulary
+    assert vocabulary is not None
+    assert vocabulary.df("akiaexfiltratedsecret") == 0
+    assert vocabulary.df("credentials") == 0
 
 
 def test_links_inside_the_folder_are_followed_when_allowed(settings, tmp_path, real_embeddings):

@@ -143,6 +143,45 @@ def test_sqlite_records_locked_by_another_writer_bound_each_lookup(
     assert len(SqlInvocationRecorder(url).rows()) == 3
 
 
+def test_sqlite_records_locked_under_the_default_queue_never_stall_a_lookup_and_warn(
+    kb_settings, real_embeddings, tmp_path, caplog
+):
+    """The default (record_wait=false): the lookups return at once with their row queued; the
+    writer thread meets the lock, logs a warning and keeps the rows; they are written once the
+    lock is gone."""
+    db = tmp_path / "records.sqlite3"
+    url = f"sqlite:///{db}"
+    create_schema(SqlInvocationRecorder(url).engine)
+    settings = kb_settings.model_copy(
+        update={"invocation_db_url": url, "record_wait": False, "record_timeout_s": 1.0}
+    )
+    tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+    recorder = recorder_for(settings)
+    statuses = []
+    locked = sqlite_write_locked_by_another_process(db)
+    with caplog.at_level("WARNING", logger="langchain_lookup_knowledge"), locked:
+        for _ in range(3):
+            message = tool.invoke(call(CRASHLOOP_QUERY))
+            assert message.status == "success", message.content
+            assert message.artifact["found"]
+            statuses.append(message.artifact["retrievalTrace"]["recording"]["status"])
+            timings = message.artifact["retrievalTrace"]["timingsMs"]
+            assert timings["record_invocation"] < 500  # the lookup never waits on the lock
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+            "records database" in r.getMessage() and "unavailable" in r.getMessage()
+            for r in caplog.records
+        ):
+            time.sleep(0.1)
+    assert statuses[0] == "queued"
+    assert set(statuses) <= {"queued", "error"}  # later ones see the open circuit
+    warned = [r.getMessage() for r in caplog.records if "records database" in r.getMessage()]
+    assert warned, "the locked records database was not logged"
+    assert "unavailable" in warned[0]
+    assert recorder.flush() == 0  # the lock is gone: every kept row is written
+    assert len(SqlInvocationRecorder(url).rows()) == 3
+
+
 def test_postgres_records_on_a_silent_port_cost_one_bounded_wait(kb_settings, real_embeddings):
     pytest.importorskip("psycopg", reason="the PostgreSQL driver (the postgres extra)")
     with silent_tcp_port() as port:
