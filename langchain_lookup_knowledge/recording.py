@@ -143,7 +143,8 @@ class SqlInvocationRecorder:
         self._engine: Engine | None = None
         self._lock = threading.Lock()
         self._state = threading.RLock()
-        self._jobs: queue.SimpleQueue[tuple[list[dict[str, Any]], Future[list[int | None]]]] = (
+        # (rows, their future, made: rows as written, or calls to make them from)
+        self._jobs: queue.SimpleQueue[tuple[list[Any], Future[list[int | None]], bool]] = (
             queue.SimpleQueue()
         )
         self._writer: threading.Thread | None = None
@@ -210,9 +211,18 @@ class SqlInvocationRecorder:
         write opens the circuit and keeps the row in memory (logged), a row the database
         refuses is logged and dropped, and rows still waiting get one bounded try at exit.
 
+        The row is made (query policy, secrets masked, index columns) on the writer thread,
+        not in the lookup; a call whose row cannot be made is logged and dropped, as a row the
+        database refuses. ``call``'s values are read then: the lookup never changes them.
+
         Raises :class:`RecordingNotDone` (``row="kept"``) while the circuit is open.
         """
-        self._submit([self._admit(self._row(call))])
+        with self._state:
+            circuit_open = self._open_until > time.monotonic()
+        if circuit_open:  # the row waits in memory (raised as kept)
+            self._submit([self._admit(self._row(call))])
+            return
+        self._submit([call], made=False)
 
     def _row(self, call: InvocationCall) -> dict[str, Any]:
         """The ``tool_invocation`` row of one call: the query policy applied, secrets masked."""
@@ -269,7 +279,8 @@ class SqlInvocationRecorder:
         return self.backlog
 
     # --- the writer thread --------------------------------------------------------------
-    def _submit(self, rows: list[dict[str, Any]]) -> Future[list[int | None]]:
+    def _submit(self, rows: list[Any], *, made: bool = True) -> Future[list[int | None]]:
+        """Queue ``rows`` for the writer (``made=False``: calls, made into rows there)."""
         future: Future[list[int | None]] = Future()
         with self._state:
             if self._writer is None or not self._writer.is_alive():
@@ -278,21 +289,35 @@ class SqlInvocationRecorder:
                 )
                 self._writer.start()
             self._inflight += len(rows)
-        self._jobs.put((rows, future))
+        self._jobs.put((rows, future, made))
         return future
 
     def _write_forever(self) -> None:
         while True:
             try:
-                rows, future = self._jobs.get(timeout=self.retry_after_s)
+                rows, future, made = self._jobs.get(timeout=self.retry_after_s)
             except queue.Empty:
-                rows, future = [], None
+                rows, future, made = [], None, True
             if future is not None:
-                if rows:
-                    self._write_job(rows, future)
-                else:  # a barrier (flush): everything queued before it is done
+                made_rows = rows if made else self._made_rows(rows, future)
+                if made_rows:
+                    self._write_job(made_rows, future)
+                elif not future.done():  # a barrier (flush): everything queued before it is done
                     future.set_result([])
             self._drain_backlog()
+
+    def _made_rows(
+        self, calls: list[InvocationCall], future: Future[list[int | None]]
+    ) -> list[dict[str, Any]]:
+        """The rows of queued calls; none (the job failed, logged) if one cannot be made."""
+        try:
+            return [self._row(call) for call in calls]
+        except Exception as exc:
+            logger.warning("tool_invocation row not made: %s", _short(exc))
+            with self._state:
+                self._inflight -= len(calls)
+            future.set_exception(exc)
+            return []
 
     def _write_job(self, rows: list[dict[str, Any]], future: Future[list[int | None]]) -> None:
         try:

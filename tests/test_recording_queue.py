@@ -107,6 +107,36 @@ def test_a_lookup_does_not_wait_for_a_stalled_records_store(
     assert row["latency_ms"] == message.artifact["retrievalTrace"]["timingsMs"]["total"]
 
 
+class ThreadNotingStore(SqlInvocationRecorder):
+    """A real recorder that notes which thread made each row (a spy: the row is still made)."""
+
+    def __init__(self, url: str, **kwargs) -> None:
+        super().__init__(url, **kwargs)
+        self.made_on: list[str] = []
+
+    def _row(self, call):
+        self.made_on.append(threading.current_thread().name)
+        return super()._row(call)
+
+
+def test_a_queued_row_is_made_on_the_writer_thread_not_in_the_lookup(
+    kb_settings, real_embeddings, records_url
+):
+    """The query policy, the secret masking and the index columns of a queued row are the
+    writer's work: the lookup hands over its call and returns."""
+    store = ThreadNotingStore(records_url)
+    tool = queued_tool(kb_settings, real_embeddings, store)
+    message = tool.invoke(call("my pod keeps crashing after postgresql://app:hunter2@db/x"))
+    assert message.artifact["retrievalTrace"]["recording"] == {"status": "queued"}
+    assert store.flush(timeout_s=30) == 0
+    assert store.made_on == ["lookup-recorder"]
+    (row,) = rows_of(records_url)  # the same complete row, its secret masked
+    assert "hunter2" not in row["query"]
+    assert "my pod keeps crashing" in row["query"]
+    assert row["found"] is True
+    assert row["retrieval_details"]["evidence_blocks"]
+
+
 def test_queued_rows_wait_in_memory_while_the_store_fails_and_are_written_after(
     kb_settings, real_embeddings, records_url
 ):
