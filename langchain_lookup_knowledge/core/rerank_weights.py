@@ -31,6 +31,11 @@ class RerankWeights:
         title_term_overlap: Maximum; scaled by the share of the query's terms found in the
             title or breadcrumb.
         first_chunk: The candidate is its document's first chunk (``evidence_key`` ends ``#0``).
+        term_idf: How much the term boosts weigh each query term by its rarity among the
+            candidates (0: every term counts alike; 1: by its pool IDF alone).
+        term_stems: Above 0 (the default), the term boosts also match a question word to a part
+            of a CamelCase identifier with the same Snowball stem (``crashing`` in
+            ``KubePodCrashLooping``: operators describe an alert in words); 0: whole words only.
 
     Each L0 kind counts once per candidate however many of its terms matched.
 
@@ -48,6 +53,8 @@ class RerankWeights:
     query_term_coverage: float = 0.08
     title_term_overlap: float = 0.05
     first_chunk: float = 0.01
+    term_idf: float = 0.0
+    term_stems: float = 1.0
 
     @classmethod
     def from_overrides(cls, overrides: Mapping[str, float]) -> RerankWeights:
@@ -73,6 +80,9 @@ class RerankWeights:
             if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 msg = f"RerankWeights.{f.name} must be a finite number >= 0, got {value!r}"
                 raise ValueError(msg)
+        if self.term_idf > 1:
+            msg = f"RerankWeights.term_idf must be within 0..1, got {self.term_idf}"
+            raise ValueError(msg)
         if self.similarity_share > 1:
             msg = f"RerankWeights.similarity_share must be within 0..1, got {self.similarity_share}"
             raise ValueError(msg)

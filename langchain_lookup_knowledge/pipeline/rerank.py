@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_lookup_knowledge.core.models import Candidate, HitReason, ScoreLabel
@@ -111,8 +111,41 @@ def l1_base(
     return base, how
 
 
-def _share_of(found: Sequence[str], terms: Sequence[str]) -> float:
-    return len(found) / len(terms) if terms else 0.0
+def _share_of(
+    found: Sequence[str],
+    terms: Sequence[str],
+    idf_mix: float = 0.0,
+    idf: Mapping[str, float] | None = None,
+) -> float:
+    """The share of ``terms`` in ``found``; with ``idf_mix`` > 0 partly weighted by ``idf``."""
+    if not terms:
+        return 0.0
+    plain = len(found) / len(terms)
+    if not idf_mix or not idf:
+        return plain
+    total = sum(idf.get(t, 0.0) for t in terms)
+    weighted = sum(idf.get(t, 0.0) for t in found) / total if total > 0 else plain
+    return (1.0 - idf_mix) * plain + idf_mix * weighted
+
+
+def pool_idf(terms: Sequence[str], matches: Sequence[Sequence[str]]) -> dict[str, float]:
+    """How rare each query term is among the candidates: ``log(1 + (n - df + 0.5) / (df + 0.5))``.
+
+    ``matches`` holds, per candidate, the terms it covers. A term every candidate holds
+    ("pod" in a Kubernetes knowledge base) separates nothing; one only a few hold does.
+
+    Example:
+        >>> idf = pool_idf(["pod", "statefulset"], [["pod"], ["pod", "statefulset"], ["pod"]])
+        >>> idf["statefulset"] > idf["pod"]
+        True
+    """
+    n = len(matches)
+    df = dict.fromkeys(terms, 0)
+    for found in matches:
+        for t in set(found):
+            if t in df:
+                df[t] += 1
+    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
 
 
 def _terms_detail(terms: Sequence[str]) -> str:
@@ -120,16 +153,24 @@ def _terms_detail(terms: Sequence[str]) -> str:
     return shown + (", …" if len(terms) > _MAX_TERMS_IN_DETAIL else "")
 
 
+def _matches(
+    candidate: Candidate, terms: Sequence[str], bigrams: frozenset[str], stemmed: bool = False
+) -> tuple[list[str], list[str]]:
+    heading = f"{candidate.title}\n{candidate.breadcrumb}"
+    return query_term_matches(terms, bigrams, heading, candidate.content, stemmed=stemmed)
+
+
 def _score_one(
     candidate: Candidate,
     terms: Sequence[str],
-    bigrams: frozenset[str],
     l0: L0Match | None,
     weights: RerankWeights,
     rank_comparable: bool = True,
     *,
     superseded: bool = False,
     domain_boost: bool = True,
+    matches: tuple[list[str], list[str]],
+    idf: Mapping[str, float] | None = None,
 ) -> ScoredCandidate:
     label = candidate.score_label
     base, how = l1_base(label, weights.similarity_share, rank_comparable=rank_comparable)
@@ -154,17 +195,17 @@ def _score_one(
                 "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
             )
 
-    heading = f"{candidate.title}\n{candidate.breadcrumb}"
-    in_title, covered = query_term_matches(terms, bigrams, heading, candidate.content)
+    in_title, covered = matches
+    mix = weights.term_idf
     boost(
         "query_term_coverage",
         f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",
-        weights.query_term_coverage * _share_of(covered, terms),
+        weights.query_term_coverage * _share_of(covered, terms, mix, idf),
     )
     boost(
         "title_term_overlap",
         f"{len(in_title)}/{len(terms)} in title/breadcrumb: {_terms_detail(in_title)}",
-        weights.title_term_overlap * _share_of(in_title, terms),
+        weights.title_term_overlap * _share_of(in_title, terms, mix, idf),
     )
     if _FIRST_CHUNK.search(candidate.evidence_key):
         boost("first_chunk", "first chunk of its document", weights.first_chunk)
@@ -215,17 +256,21 @@ def rerank(
     terms = query_terms(query)
     bigrams = frozenset(cjk_bigrams(query))
     guard = distrust_superseded and ranks_of is not None
+    stemmed = weights.term_stems > 0
+    matches = [_matches(c, terms, bigrams, stemmed) for c in candidates]
+    idf = pool_idf(terms, [m[1] for m in matches]) if weights.term_idf else None
     scored = [
         _score_one(
             c,
             terms,
-            bigrams,
             l0,
             weights,
             ranks_of is None or c.attempt == ranks_of,
             superseded=guard and c.attempt != ranks_of,
             domain_boost=not guard,
+            matches=m,
+            idf=idf,
         )
-        for c in candidates
+        for c, m in zip(candidates, matches, strict=True)
     ]
     return sorted(scored, key=ScoredCandidate.sort_key)

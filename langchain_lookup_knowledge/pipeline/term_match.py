@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from langchain_lookup_knowledge.core.text import cjk_bigrams, fold, word_key_set, word_keys
+from langchain_lookup_knowledge.core.lexical import identifier_parts, stem
+from langchain_lookup_knowledge.core.text import (
+    cjk_bigrams,
+    fold,
+    raw_words,
+    word_key_set,
+    word_keys,
+)
 
 __all__ = ["TEXT_TERMS_CACHE_SIZE", "query_term_matches", "query_terms"]
 
@@ -41,9 +48,19 @@ class _TextTerms:
         """Memoised per text: the same chunk is read once, not once per lookup."""
         return _text_terms(text)
 
-    def has(self, term: str, bigrams: frozenset[str]) -> bool:
-        """Words match whole words; CJK ``bigrams`` match as substrings."""
-        return term in self.folded if term in bigrams else term in self.words
+    def has(self, term: str, bigrams: frozenset[str], stems: frozenset[str] | None = None) -> bool:
+        """Words match whole words (or, given ``stems``, an identifier part with their
+        Snowball stem); CJK ``bigrams`` match as substrings."""
+        if term in bigrams:
+            return term in self.folded
+        return term in self.words or (stems is not None and stem(term) in stems)
+
+
+@lru_cache(maxsize=TEXT_TERMS_CACHE_SIZE)
+def _stem_set(text: str) -> frozenset[str]:
+    """The Snowball stems of the parts of a text's CamelCase identifiers (``KubePodCrashLooping``:
+    kube, pod, crash, loop); a plain word of prose keeps its whole-word match."""
+    return frozenset(stem(p) for raw in raw_words(text) for p in identifier_parts(raw))
 
 
 @lru_cache(maxsize=TEXT_TERMS_CACHE_SIZE)
@@ -52,24 +69,37 @@ def _text_terms(text: str) -> _TextTerms:
 
 
 def _found_in(
-    terms: Sequence[str], bigrams: frozenset[str], heading: _TextTerms, content: _TextTerms
+    terms: Sequence[str],
+    bigrams: frozenset[str],
+    heading: _TextTerms,
+    content: _TextTerms,
+    stems: tuple[frozenset[str], frozenset[str]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The ``terms`` found in the heading, and those found in the heading or the content."""
-    in_heading = [t for t in terms if heading.has(t, bigrams)]
-    covered = [t for t in terms if t in in_heading or content.has(t, bigrams)]
+    h_stems, c_stems = stems or (None, None)
+    in_heading = [t for t in terms if heading.has(t, bigrams, h_stems)]
+    covered = [t for t in terms if t in in_heading or content.has(t, bigrams, c_stems)]
     return in_heading, covered
 
 
 def query_term_matches(
-    terms: Sequence[str], bigrams: frozenset[str], heading: str, content: str
+    terms: Sequence[str],
+    bigrams: frozenset[str],
+    heading: str,
+    content: str,
+    *,
+    stemmed: bool = False,
 ) -> tuple[list[str], list[str]]:
     """The ``terms`` found in ``heading``, and those found in ``heading`` or ``content``.
 
     Words match whole words, CJK ``bigrams`` as substrings; each text's term set is memoised,
     so a chunk read by the rerank and then by the evidence decision is read once.
+    ``stemmed``: a word also matches a part of a CamelCase identifier with the same Snowball
+    stem (``crashing`` matches ``KubePodCrashLooping``, ``reconciliation`` ``...ReconcileErrors``).
 
     Example:
         >>> query_term_matches(["disk", "full"], frozenset(), "Disk pressure", "The disk is full.")
         (['disk'], ['disk', 'full'])
     """
-    return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content))
+    stems = (_stem_set(heading), _stem_set(content)) if stemmed else None
+    return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content), stems)

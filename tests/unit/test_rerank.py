@@ -294,3 +294,43 @@ def test_a_chunk_both_attempts_found_is_scored_as_the_retry_found_it() -> None:
     [block] = selection.blocks
     assert block.hit_reasons[0].detail.endswith("attempt=unfiltered_retry")
     assert selection.contributing_attempts == ["unfiltered_retry"]
+
+
+def test_stemmed_term_match_finds_a_word_inside_an_alert_name() -> None:
+    hit = candidate("k/crash.md#1", 0.5, title="KubePodCrashLooping", content="Pods restart often.")
+    query = "pod keeps crashing and restarting"
+    plain = rerank([hit], query, None, weights=RerankWeights(term_stems=0))[0]
+    stemmed = rerank([hit], query, None, weights=RerankWeights(term_stems=1))[0]
+    coverage = {r.kind: r.detail for r in stemmed.reasons}["query_term_coverage"]
+    assert plain.terms_found == 1  # "pod" ("pods" singular), not "crashing" nor "restarting"
+    # "crashing" is a part of the alert name; "restarting" is no identifier part: prose words
+    # keep their whole-word match
+    assert stemmed.terms_found == 2
+    assert "crashing" in coverage
+    assert "restarting" not in coverage
+    title = {r.kind: r.detail for r in stemmed.reasons}["title_term_overlap"]
+    assert title.startswith("2/4 in title/breadcrumb: pod, crashing")
+    assert stemmed.final > plain.final
+
+
+def test_term_idf_weighs_a_term_few_candidates_hold_over_one_all_hold() -> None:
+    # both cover 2 of the 3 terms; "statefulset" is in one candidate, "pod" and "stuck" in most
+    rare = candidate("k/sts.md#1", 0.5, content="statefulset pod")
+    common = [candidate(f"k/d{i}.md#1", 0.5, content="pod stuck") for i in range(3)]
+    query = "statefulset pod stuck"
+    plain = {s.evidence_key: s.final for s in rerank([rare, *common], query, None)}
+    weights = RerankWeights(term_idf=1)
+    weighted = {
+        s.evidence_key: s.final for s in rerank([rare, *common], query, None, weights=weights)
+    }
+    assert plain["k/sts.md#1"] == pytest.approx(plain["k/d0.md#1"])
+    assert weighted["k/sts.md#1"] > weighted["k/d0.md#1"]
+    [scored] = rerank([rare], query, None, weights=weights)
+    assert scored.final - scored.base == pytest.approx(
+        sum(r.contribution for r in scored.reasons[1:])
+    )
+
+
+def test_term_idf_above_one_is_rejected() -> None:
+    with pytest.raises(ValueError, match=r"term_idf must be within 0\.\.1, got 1\.5"):
+        RerankWeights(term_idf=1.5)
