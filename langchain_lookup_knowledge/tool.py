@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import traceback
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from langchain_core.callbacks import (
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.tracers.base import BaseTracer
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError, is_permanent
@@ -46,6 +47,7 @@ from langchain_lookup_knowledge.settings import LookupSettings
 logger = logging.getLogger(__name__)
 
 TOOL_NAME = "lookup_knowledge"
+_INPUT_SHAPES_KEPT = 16
 PIPELINE_RUN_NAME = "lookup_pipeline"
 TOOL_DESCRIPTION = (
     "Search the team's knowledge base (runbooks, operations docs) for evidence about a question. "
@@ -226,6 +228,22 @@ class LookupKnowledgeTool(StructuredTool):
     (about 0.5 ms of a lookup on the loaded 2-core machine).
     """
 
+    _kept_input_keys: dict[tuple[Any, tuple[str, ...]], frozenset[str]] = PrivateAttr(
+        default_factory=dict
+    )
+
+    def _filter_injected_args(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """LangChain's filter of what the tool run records as its inputs, its answer kept per
+        input shape: it reads the args schema's annotations again on every call (a tenth of
+        a millisecond), and what it keeps depends only on the schema and the keys."""
+        shape = (self.args_schema, tuple(tool_input))
+        kept = self._kept_input_keys.get(shape)
+        if kept is None:
+            kept = frozenset(super()._filter_injected_args(dict.fromkeys(shape[1])))
+            if len(self._kept_input_keys) < _INPUT_SHAPES_KEPT:  # a model's odd calls: bounded
+                self._kept_input_keys[shape] = kept
+        return {k: v for k, v in tool_input.items() if k in kept}
+
     def _run(
         self, *args: Any, run_manager: CallbackManagerForToolRun | None = None, **kwargs: Any
     ) -> Any:
@@ -247,8 +265,11 @@ class LookupKnowledgeTool(StructuredTool):
 
 
 # No runtime hints: LangChain then finds no RunnableConfig parameter without evaluating any.
-LookupKnowledgeTool._run.__annotations__ = {}
-LookupKnowledgeTool._arun.__annotations__ = {}
+# And their signatures made once: LangChain inspects ``_run``'s on every call (for a
+# ``run_manager`` parameter), which ``inspect`` then reads from ``__signature__``.
+for _method in (LookupKnowledgeTool._run, LookupKnowledgeTool._arun):
+    _method.__annotations__ = {}
+    _method.__signature__ = inspect.signature(_method)  # type: ignore[union-attr]
 
 
 def create_lookup_knowledge_tool(
