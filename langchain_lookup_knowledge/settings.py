@@ -215,6 +215,14 @@ class LookupSettings(BaseSettings):
     milvus_timeout_s: float = Field(
         default=10.0, gt=0, description="Bound on every Milvus call (connect, search, insert)."
     )
+    milvus_load_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Bound on opening the chunk collection for lookups: loading it, then one "
+        "dense and one BM25 search of one hit, which pay what Milvus Lite prepares lazily "
+        "(the first BM25 search of a 3,485-chunk collection: 1.1-3.5 s on a loaded 2-core "
+        "machine), so that milvus_timeout_s bounds each lookup's search alone.",
+    )
     collection: str = Field(default="knowledge", description="Milvus collection of chunks.")
     catalog_collection: str | None = Field(
         default=None,

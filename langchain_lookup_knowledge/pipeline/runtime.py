@@ -27,7 +27,11 @@ from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
-from langchain_lookup_knowledge.store.schema import CollectionLayout, describe_chunk_collection
+from langchain_lookup_knowledge.store.schema import (
+    CollectionLayout,
+    describe_chunk_collection,
+    warm_up,
+)
 from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead, load_vocabulary
 
 if TYPE_CHECKING:
@@ -124,7 +128,11 @@ class LookupRuntime:
     def _describe_layout(self) -> CollectionLayout:
         probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
         identity = EmbedderIdentity.of(self.embeddings, probe)
-        return describe_chunk_collection(self.client, self.settings, len(probe), embedder=identity)
+        layout = describe_chunk_collection(
+            self.client, self.settings, len(probe), embedder=identity
+        )
+        warm_up(self.client, layout, self.settings, probe)
+        return layout
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
