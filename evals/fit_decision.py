@@ -26,7 +26,10 @@ The found model adds the KB vocabulary's signals (``--vocabulary``, default ``un
 them (a collection ingested before vocabularies). Both are cross-validated on dev (``--folds``:
 a question's hybrid and dense-only lookups in one fold; thresholds refitted on each training
 part): ``dev_cv`` and
-``dev_cv_fallback`` are the rates of questions no fit saw, ``dev`` those of the fit's own data.
+``dev_cv_fallback`` are the rates of questions no fit saw, ``dev`` those of the fit's own data,
+per path, language, set, family and kind (``in``, ``near``: an out-of-scope question flagged
+``near_miss`` in its file, ``unrelated``); ``dev_cv_misses`` lists every question the
+cross-validated fit decides wrongly, with its signals.
 
 Usage::
 
@@ -69,19 +72,51 @@ FOUND_CONFIDENCE = 0.5
 HELD_OUT = ("test", "holdout")
 
 
+def question_kinds(files: str, signals: list[dict]) -> dict[str, str]:
+    """Question id -> ``in``, ``near`` (an out-of-scope row with ``"near_miss": true``) or
+    ``unrelated``, numbering the report's question files as ``eval queries`` does (in order, a
+    row of another knowledge base skipped); {} when a file cannot be read or the numbering does
+    not match the report's rows."""
+    kbs = {str(r["kb"]) for r in signals if r.get("kb")}
+    kb_name = next(iter(kbs)) if len(kbs) == 1 else None
+    kinds: dict[str, str] = {}
+    for name in files.split(", "):
+        try:
+            lines = Path(name).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return {}
+        for line in lines:
+            if line[:1] != "{":
+                continue
+            question = json.loads(line)
+            if kb_name and question.get("kb") and question["kb"] != kb_name:
+                continue
+            kind = "in" if question.get("rel") else "near" if question.get("near_miss") else ""
+            kinds[f"q{len(kinds) + 1}"] = kind or "unrelated"
+    if any((kinds.get(str(r["id"])) == "in") != bool(r["in_scope"]) for r in signals):
+        return {}
+    return kinds
+
+
 def read_rows(paths: list[str]) -> list[dict]:
     rows = []
     for path in paths:
         lines = [ln for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln[:1] == "{"]
         report = json.loads(lines[-1])
         files = str(report.get("file", ""))
-        if report.get("blind") or any(m in files.lower() for m in HELD_OUT):
+        names = [Path(f).name.lower() for f in files.split(", ")]  # as eval queries judges
+        if report.get("blind") or any(m in n for m in HELD_OUT for n in names):
             sys.exit(f"{path}: a held-out report ({files}); fit on dev reports only")
         mode = report.get("settings", {}).get("retrieval_mode", "")
         first = Path(files.split(", ")[0]).stem  # e.g. runbooks_zh_dev: the set, its language
         lang = "zh" if "_zh" in first else "en"
-        for row in report.get("signals", []):
-            rows.append(row | {"report": path, "mode": mode, "set": first, "lang": lang})
+        signals = report.get("signals", [])
+        kinds = question_kinds(files, signals)
+        for row in signals:
+            kind = kinds.get(str(row["id"]), "in" if row["in_scope"] else "out")
+            rows.append(
+                row | {"report": path, "mode": mode, "set": first, "lang": lang, "kind": kind}
+            )
     return rows
 
 
@@ -278,7 +313,26 @@ def grouped(decided: list[tuple[dict, bool, str]]) -> dict[str, object]:
         groups.setdefault(f"mode={r['mode']} lang={r['lang']}", []).append(item)
         groups.setdefault(f"mode={r['mode']} set={r['set']}", []).append(item)
         groups.setdefault(f"family={r.get('family', 'none')}", []).append(item)
+        groups.setdefault(f"mode={r['mode']} kind={r.get('kind', '')}", []).append(item)
+        groups.setdefault(f"mode={r['mode']} lang={r['lang']} kind={r.get('kind', '')}", []).append(
+            item
+        )
     return {name: rates(g) for name, g in groups.items()}
+
+
+SHOWN = ("family", "similarity", "coverage", "agreement", "bm25_per_term", "unseen_idf")
+
+
+def misses(decided: list[tuple[dict, bool, str]]) -> list[dict[str, object]]:
+    """The rows decided wrongly (an in-scope question withheld, an out-of-scope one answered),
+    with their signals: what a model gets wrong and why."""
+    shown = (*SHOWN, "rare_unseen_idf")
+    return [
+        {"set": r["set"], "id": r["id"], "mode": r["mode"], "kind": r.get("kind", "")}
+        | {k: r[k] for k in shown if k in r}
+        for r, found, _ in decided
+        if found != bool(r["in_scope"])
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
         "medium_confidence": decision.medium,
         "dev": grouped(outcomes(rows, decision)),
         "dev_fallback": grouped(outcomes(rows, fallback)),
-        "dev_cv": grouped(cross_validated(rows, args, features)),
+        "dev_cv": grouped(cv := cross_validated(rows, args, features)),
+        "dev_cv_misses": misses(cv),
         "dev_cv_fallback": grouped(cross_validated(rows, args, FEATURES)),
     }
     print(json.dumps(summary, indent=2))

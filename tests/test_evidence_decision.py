@@ -161,7 +161,7 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
         base = 0.55 if inside else 0.3
         signals.append(
             {
-                "id": f"q{i}",
+                "id": f"q{i + 1}",  # numbered as eval queries numbers a file
                 "in_scope": inside,
                 "correct": inside and rng.random() < 0.7,
                 "family": family,
@@ -174,8 +174,18 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
                 "vocabulary": True,
             }
         )
+    questions = tmp_path / "x_dev.jsonl"  # the question file the report names, in its order
+    questions.write_text(
+        "".join(
+            json.dumps({"q": f"question {i}", "rel": ["a"] if r["in_scope"] else []}) + "\n"
+            if r["in_scope"]
+            else json.dumps({"q": f"question {i}", "rel": [], "near_miss": i % 8 == 0}) + "\n"
+            for i, r in enumerate(signals)
+        ),
+        encoding="utf-8",
+    )
     report = {
-        "file": "evals/x_dev.jsonl",
+        "file": str(questions),
         "blind": False,
         "signals": signals,
         "settings": {"retrieval_mode": "hybrid"},
@@ -215,3 +225,14 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
     assert fit["dev_cv"]["all"]["in_scope"] == fit["dev"]["all"]["in_scope"]
     assert fit["dev_cv"]["all"]["out_of_scope"] == fit["dev"]["all"]["out_of_scope"]
     assert fit["dev"]["all"]["in_scope_found"] >= 0.85
+    # near misses and unrelated questions apart, read back from the question file's flags
+    near = sum(1 for i, r in enumerate(signals) if not r["in_scope"] and i % 8 == 0)
+    assert fit["dev"]["mode=hybrid kind=near"]["out_of_scope"] == near
+    assert fit["dev"]["mode=hybrid kind=unrelated"]["out_of_scope"] == 30 - near
+    # and every question a cross-validated fit decides wrongly, with its signals
+    wrong = fit["dev_cv_misses"]
+    assert all(m["kind"] in {"in", "near", "unrelated"} and "coverage" in m for m in wrong)
+    cv = fit["dev_cv"]["all"]
+    withheld = round(cv["in_scope"] * (1 - cv["in_scope_found"]))
+    answered = round(cv["out_of_scope"] * (1 - cv["out_of_scope_no_evidence"]))
+    assert len(wrong) == withheld + answered
