@@ -8,11 +8,15 @@ searched with ``similarity_search_with_score``:
 * ``hybrid``: dense + ``BM25BuiltInFunction``, fused with RRF at its usual ``k=60`` (an explicit
   ranker: the implicit WeightedRanker of langchain-milvus 0.4.0 breaks on the second call).
 
-A collection already holding every document is reused, so repeated evaluations skip ingestion.
+A collection filled from the same documents is reused, so repeated evaluations skip ingestion:
+each fill records what it was filled from (a hash of the ids and texts, the collection property
+:data:`FILLED_FROM_PROPERTY`); anything else there (another slice of the same size, a fill
+that was killed halfway) is dropped and filled again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -22,7 +26,9 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.catalog_store import query_all
 from langchain_lookup_knowledge.store.connection import connection_args
+from langchain_lookup_knowledge.store.schema import ensure_loaded
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +40,26 @@ _SPARSE_INDEX = {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "
 _SPARSE_SEARCH = {"metric_type": "BM25", "params": {}}
 ADD_BATCH = 256
 BARE_RRF_K = 60
+FILLED_FROM_PROPERTY = "lookup_knowledge.filled_from"
+_BARE_PRIMARY_FIELD = "pk"  # langchain-milvus's default primary key
+
+
+def filled_from(docs: Sequence[Document], ids: Sequence[str]) -> str:
+    """What a bare collection is filled from: 16 hex digits of a SHA-256 over ids and texts.
+
+    Example:
+        >>> a = filled_from([Document("disk full")], ["d1"])
+        >>> a == filled_from([Document("disk full")], ["d1"])
+        True
+        >>> a == filled_from([Document("disk is full")], ["d1"])
+        False
+    """
+    digest = hashlib.sha256()
+    for doc_id, doc in zip(ids, docs, strict=True):
+        for part in (doc_id, doc.page_content):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+    return digest.hexdigest()[:16]
 
 
 def rrf_ranker(k: int = BARE_RRF_K) -> Any:
@@ -128,10 +154,41 @@ class BareStore:
             return 0
         return int(client.get_collection_stats(self.collection).get("row_count", 0))
 
-    def fill(self, docs: Sequence[Document], ids: Sequence[str], *, progress: bool = False) -> bool:
-        """Write ``docs`` unless the collection already holds them all; True when written."""
-        if self.row_count() >= len(docs) and len(docs) > 0:
+    def holds(self, docs: Sequence[Document], ids: Sequence[str]) -> bool:
+        """Whether the collection was filled from exactly ``docs`` (with ``ids``).
+
+        One filled before fills were recorded is judged by its ids and row count (a count
+        alone matched a killed fill, or another slice of the same size), and recorded.
+        """
+        client = self.store.client
+        if not docs or not client.has_collection(self.collection):
             return False
+        source = filled_from(docs, ids)
+        properties = client.describe_collection(self.collection).get("properties") or {}
+        recorded = properties.get(FILLED_FROM_PROPERTY)
+        if recorded is not None:
+            return str(recorded) == source
+        if self.row_count() != len(docs):
+            return False
+        ensure_loaded(client, self.collection)
+        expr = f'{_BARE_PRIMARY_FIELD} != ""'
+        rows = query_all(client, self.collection, expr, [_BARE_PRIMARY_FIELD])
+        stored = [str(row[_BARE_PRIMARY_FIELD]) for row in rows]
+        if sorted(stored) != sorted(ids):
+            return False
+        client.alter_collection_properties(self.collection, {FILLED_FROM_PROPERTY: source})
+        return True
+
+    def fill(self, docs: Sequence[Document], ids: Sequence[str], *, progress: bool = False) -> bool:
+        """Write ``docs`` unless the collection was filled from them; True when written.
+
+        Anything else in the collection is dropped first (never mixed with ``docs``).
+        """
+        if not docs or self.holds(docs, ids):
+            return False
+        if self.store.client.has_collection(self.collection):
+            logger.info("bare collection %r holds other documents: filled again", self.collection)
+            self.drop()
         bar = None
         if progress:
             from tqdm import tqdm
@@ -155,6 +212,9 @@ class BareStore:
             if bar is not None:
                 bar.close()
         self.store.client.flush(self.collection)
+        self.store.client.alter_collection_properties(
+            self.collection, {FILLED_FROM_PROPERTY: filled_from(docs, ids)}
+        )
         return True
 
     def search_docs(self, query: str, k: int) -> list[tuple[Document, float]]:
@@ -172,10 +232,11 @@ class BareStore:
         return [str(doc.metadata.get(DOC_ID_FIELD, "")) for doc, _ in self.search_docs(query, k)]
 
     def drop(self) -> None:
-        """Remove the collection."""
+        """Remove the collection (the next fill creates it again)."""
         client = self.store.client
         if client.has_collection(self.collection):
             client.drop_collection(self.collection)
+        self.store.col = None  # langchain-milvus's cached view of the dropped collection
 
 
 class SharedDocumentVectors(Embeddings):
