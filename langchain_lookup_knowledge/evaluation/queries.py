@@ -100,10 +100,6 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
         {"_weights": ("query_term_coverage", "title_term_overlap")},
     ),
     "first_chunk": ("first-chunk boost", {"_weights": ("first_chunk",)}),
-    "term_stems": (
-        "stemmed identifier-part match of the term boosts",
-        {"_weights": ("term_stems",)},
-    ),
     "rank_mix": ("fused rank in the rerank base", {"_similarity_only": True}),
     "doc_cap": ("per-document cap", {"per_document_cap": K}),
     "list_depth": (
