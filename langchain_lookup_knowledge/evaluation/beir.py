@@ -43,6 +43,11 @@ from langchain_lookup_knowledge.evaluation.metrics import aggregate
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import (
+    describe_chunk_collection,
+    indexed_bm25_parameters,
+)
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 TOP_METRICS = ("ndcg@10", "recall@10", "mrr@10")
@@ -263,6 +268,8 @@ def run_beir(
     )
     timings["pipeline_ingest_s"] = round(time.perf_counter() - start, 2)
     cached = report.chunks_written == 0
+    client = open_client(base)
+    bm25_index = indexed_bm25_parameters(client, describe_chunk_collection(client, base, None))
 
     # BEIR measures ranking: every judged query is answerable, so the evidence decision (which
     # eval queries measures with out-of-scope questions) does not withhold rankings here.
@@ -302,6 +309,9 @@ def run_beir(
             "fusion": base.fusion,
             "rrf_k": base.rrf_k,
             "dense_weight": base.dense_weight,
+            "hybrid_list_depth": base.hybrid_list_depth,
+            # what the BM25 index was built with ({}: the engine's defaults; bm25_k1 / bm25_b)
+            "bm25_index": bm25_index,
             "candidate_k": top.rerank_pool,
             "chunk_size": base.chunk_size,
             "chunk_overlap": base.chunk_overlap,
@@ -327,7 +337,8 @@ def format_beir(report: dict[str, Any]) -> str:
     s = report["settings"]
     lines.append(
         f"pipeline: retrieval_mode={s['retrieval_mode']} fusion={s['fusion']} "
-        f"candidate_k={s['candidate_k']} chunk_size={s['chunk_size']}; "
+        f"candidate_k={s['candidate_k']} chunk_size={s['chunk_size']} "
+        f"bm25_index={s['bm25_index'] or 'engine defaults'}; "
         f"timings: {report['timings']}"
     )
     return "\n".join(lines)

@@ -214,13 +214,96 @@ def _create_chunk_collection(
                 output_field_names=[settings.sparse_field],
             )
         )
-        index.add_index(
-            settings.sparse_field,
-            index_type="SPARSE_INVERTED_INDEX",
-            metric_type="BM25",
-            params={"inverted_index_algo": "DAAT_MAXSCORE"},
-        )
+        index.add_index(settings.sparse_field, **sparse_index_params(bm25_parameters(settings)))
     create_indexed_collection(client, settings.collection, schema, index, properties)
+
+
+def bm25_parameters(settings: LookupSettings) -> dict[str, float]:
+    """The BM25 parameters the settings ask of a sparse index ({}: the engine's defaults).
+
+    Example:
+        >>> bm25_parameters(LookupSettings()), bm25_parameters(LookupSettings(bm25_k1=0.9))
+        ({}, {'bm25_k1': 0.9})
+    """
+    wanted = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
+    return {name: float(value) for name, value in wanted.items() if value is not None}
+
+
+def sparse_index_params(bm25: dict[str, float]) -> dict[str, Any]:
+    """``add_index`` arguments of the BM25 sparse field, with ``bm25`` parameters ({}: none).
+
+    pymilvus sends ``params`` flattened, each key its own pair, which a Milvus server reads;
+    Milvus Lite reads only a nested ``params`` JSON and drops the rest silently, so the BM25
+    parameters go both ways (a server merges the nested copy into the same keys).
+
+    Example:
+        >>> sparse_index_params({"bm25_b": 0.4})["params"]
+        {'inverted_index_algo': 'DAAT_MAXSCORE', 'bm25_b': 0.4, 'params': {'bm25_b': 0.4}}
+    """
+    params: dict[str, Any] = {"inverted_index_algo": "DAAT_MAXSCORE", **bm25}
+    if bm25:
+        params["params"] = dict(bm25)
+    return {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": params}
+
+
+def indexed_bm25_parameters(client: MilvusClient, layout: CollectionLayout) -> dict[str, float]:
+    """The BM25 parameters ``layout``'s sparse index was built with ({}: engine defaults)."""
+    if layout.sparse_field is None:
+        return {}
+    info = client.describe_index(layout.name, layout.sparse_field) or {}
+    # Milvus Lite describes them nested under "params", a server flattened beside index_type
+    source = info["params"] if isinstance(info.get("params"), dict) else info
+    return {name: float(source[name]) for name in ("bm25_k1", "bm25_b") if name in source}
+
+
+def rebuild_sparse_index(
+    client: MilvusClient, layout: CollectionLayout, bm25: dict[str, float]
+) -> None:
+    """Build ``layout``'s BM25 index again with exactly ``bm25`` ({}: the engine's defaults).
+
+    Milvus reads BM25 parameters when the index is built (a search's parameters do not change
+    them); the index is made from the stored term counts, so nothing is embedded or written.
+    """
+    if layout.sparse_field is None:
+        raise SchemaMismatchError(f"collection {layout.name!r} has no BM25 field to index")
+    name, sparse = layout.name, layout.sparse_field
+    before = {n: client.describe_index(name, n) or {} for n in client.list_indexes(name)}
+    client.release_collection(name)
+    for index_name in client.list_indexes(name, field_name=sparse):
+        client.drop_index(name, index_name)
+    index = client.prepare_index_params()
+    index.add_index(sparse, **sparse_index_params(bm25))
+    # Milvus Lite resolves a dropped index's name only as "<field>_idx" and otherwise drops
+    # every index of the collection: what went with it is built again as it was described.
+    left = set(client.list_indexes(name))
+    for index_name, described in before.items():
+        field = described.get("field_name")
+        if index_name not in left and field and field != sparse:
+            params = described.get("params") if isinstance(described.get("params"), dict) else {}
+            index.add_index(
+                field,
+                index_type=described.get("index_type", ""),
+                metric_type=described.get("metric_type", ""),
+                params={**params, "params": dict(params)} if params else {},
+            )
+    client.create_index(name, index, sync=False)
+    client.load_collection(name)
+
+
+def apply_bm25_parameters(
+    client: MilvusClient, settings: LookupSettings, layout: CollectionLayout
+) -> bool:
+    """Rebuild ``layout``'s BM25 index when ``bm25_k1`` / ``bm25_b`` ask for other values than
+    it has (a setting left None keeps the index's); True when rebuilt."""
+    wanted = bm25_parameters(settings)
+    if not wanted or layout.sparse_field is None:
+        return False
+    have = indexed_bm25_parameters(client, layout)
+    if all(have.get(name) == value for name, value in wanted.items()):
+        return False
+    logger.info("rebuilding the BM25 index of %s: %s -> %s", layout.name, have, wanted)
+    rebuild_sparse_index(client, layout, have | wanted)
+    return True
 
 
 def server_lacks_bm25(client: MilvusClient) -> str | None:

@@ -1,0 +1,124 @@
+"""``bm25_k1`` / ``bm25_b``: the BM25 index of a Milvus Lite collection is built with them, and
+an ingest rebuilds an existing collection's index when they change.
+
+Vectors come from the FAKE deterministic ``DirectionEmbeddings`` (tests/fakes.py): no chunk or
+question here names an axis, so ``retrieval_mode=sparse`` isolates what BM25 ranks. The two
+documents that hold "quota" are built so that the length normalisation decides their order:
+a short one that says it twice (title and text) and a long one that says it eight times among
+two hundred other words. With ``b=0.75`` (the default) the short one ranks first; with ``b=0``
+(no length normalisation) the long one does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.pipeline.plan import plan_query
+from langchain_lookup_knowledge.retrieval.sdk import SdkPath
+from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.schema import (
+    apply_bm25_parameters,
+    describe_chunk_collection,
+    indexed_bm25_parameters,
+)
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from fakes import DirectionEmbeddings
+    from kb_helpers import write
+except ImportError:  # ... or tests/ is a package
+    from tests.fakes import DirectionEmbeddings
+    from tests.kb_helpers import write
+
+FILLER = " ".join(f"word{i}" for i in range(200))
+KB = {
+    "limits/quota.md": "---\ntitle: Quota\n---\n# Quota\n\nQuota reached.\n",
+    "notes/long.md": (
+        "---\ntitle: Meeting notes\n---\n# Meeting notes\n\n" + "quota " * 8 + FILLER + "\n"
+    ),
+    "storage/volume.md": "---\ntitle: Volume\n---\n# Volume\n\nRotate the logs of the volume.\n",
+}
+SHORT, LONG = "limits/quota.md", "notes/long.md"
+
+
+def _settings(root: Path, **overrides: object) -> LookupSettings:
+    return LookupSettings(
+        data_dir=root,
+        milvus_uri=str(root / "milvus.db"),
+        collection="bm25_params",
+        record_invocations=False,
+        retrieval_mode="sparse",
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+def _ingest(root: Path, **overrides: object) -> LookupSettings:
+    kb = root / "kb"
+    for rel, text in KB.items():
+        write(kb, rel, text)
+    settings = _settings(root, **overrides)
+    ingest_folder(kb, settings, embeddings=DirectionEmbeddings(), show_progress=False)
+    return settings
+
+
+def bm25_order(settings: LookupSettings, query: str = "quota") -> list[str]:
+    """The documents BM25 finds for ``query`` (the SDK path, planned as a lookup plans it)."""
+    client = open_client(settings)
+    layout = describe_chunk_collection(client, settings, None)
+    vector = DirectionEmbeddings().embed_query(query)
+    plan = plan_query(query, settings, vector=vector, layout=layout)
+    return [c.source for c in SdkPath(client, layout, settings).search(plan.request(None, vector))]
+
+
+def indexed(settings: LookupSettings) -> dict[str, float]:
+    client = open_client(settings)
+    return indexed_bm25_parameters(client, describe_chunk_collection(client, settings, None))
+
+
+@pytest.fixture(autouse=True)
+def _close_clients():
+    yield
+    close_all_clients()
+
+
+def test_a_new_collection_is_indexed_with_them_and_milvus_lite_ranks_by_them(tmp_path):
+    default = _ingest(tmp_path / "default")
+    assert indexed(default) == {}  # the engine's own defaults
+    assert bm25_order(default)[:2] == [SHORT, LONG]
+
+    flat = _ingest(tmp_path / "flat", bm25_b=0.0)
+    assert indexed(flat) == {"bm25_b": 0.0}
+    assert bm25_order(flat)[:2] == [LONG, SHORT]  # no length normalisation: eight mentions win
+
+
+def test_an_ingest_rebuilds_the_index_when_they_change_and_keeps_it_when_unset(tmp_path):
+    first = _ingest(tmp_path)
+    assert bm25_order(first)[:2] == [SHORT, LONG]
+
+    flat = _ingest(tmp_path, bm25_b=0.0)  # nothing to write: only the index is rebuilt
+    assert indexed(flat) == {"bm25_b": 0.0}
+    assert bm25_order(flat)[:2] == [LONG, SHORT]
+
+    unset = _ingest(tmp_path)  # None asks for nothing: the index stays as built
+    assert indexed(unset) == {"bm25_b": 0.0}
+    assert bm25_order(unset)[:2] == [LONG, SHORT]
+
+    k1_only = _ingest(tmp_path, bm25_k1=1.2)  # the other parameter keeps the index's value
+    assert indexed(k1_only) == {"bm25_b": 0.0, "bm25_k1": 1.2}
+
+    client = open_client(k1_only)
+    layout = describe_chunk_collection(client, k1_only, None)
+    assert not apply_bm25_parameters(client, k1_only, layout)  # already so: not rebuilt
+    back = _settings(tmp_path, bm25_b=0.75)
+    assert apply_bm25_parameters(client, back, layout)
+    assert bm25_order(back)[:2] == [SHORT, LONG]
+
+
+@pytest.mark.parametrize(("field", "value"), [("bm25_k1", 0.0), ("bm25_b", 1.5)])
+def test_out_of_range_values_are_refused_when_the_settings_are_built(field, value):
+    with pytest.raises((ConfigurationError, ValueError), match=field):
+        LookupSettings(**{field: value})
