@@ -279,7 +279,8 @@ class LookupSettings(BaseSettings):
         description="BM25 term-frequency saturation of the sparse index. Milvus reads it when "
         "the index is built, not per search: an ingest rebuilds the sparse index of an "
         "existing collection whose value differs (no re-embedding). None: the collection keeps "
-        "what it was built with (a new one: the engine's default, Milvus 1.2, Milvus Lite 1.5).",
+        "what it was built with (a new one: the engine's default, Milvus 1.2, Milvus Lite 1.5). "
+        "0.9 with bm25_b=0.4 (BEIR's BM25): SciFact test nDCG@10 0.725 against 0.717, opt-in.",
     )
     bm25_b: UnitInterval | None = Field(
         default=None,
