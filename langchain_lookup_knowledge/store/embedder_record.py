@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 from pymilvus import MilvusClient
 
@@ -36,7 +38,13 @@ def embedder_properties(identity: EmbedderIdentity) -> dict[str, str]:
 
 def stored_embedder(client: MilvusClient, collection: str) -> EmbedderIdentity | None:
     """The embedder recorded with ``collection``; None when it has no (readable) record."""
-    properties = client.describe_collection(collection).get("properties") or {}
+    return recorded_embedder(client.describe_collection(collection), collection)
+
+
+def recorded_embedder(description: Mapping[str, Any], collection: str) -> EmbedderIdentity | None:
+    """The embedder recorded in ``description`` (``describe_collection``'s answer for
+    ``collection``); None when it has no (readable) record."""
+    properties = description.get("properties") or {}
     text = properties.get(EMBEDDER_PROPERTY)
     if not text:
         return None
@@ -48,17 +56,22 @@ def stored_embedder(client: MilvusClient, collection: str) -> EmbedderIdentity |
 
 
 def check_embedder(
-    client: MilvusClient, settings: LookupSettings, collection: str, configured: EmbedderIdentity
+    description: Mapping[str, Any],
+    settings: LookupSettings,
+    collection: str,
+    configured: EmbedderIdentity,
 ) -> EmbedderIdentity | None:
-    """Raise :class:`EmbedderMismatchError` when ``collection`` was built with another model
+    """Raise :class:`EmbedderMismatchError` when ``collection`` (``description``: its
+    ``describe_collection`` answer, already read by the caller) was built with another model
     than ``configured``; return its record (None, with one logged warning per process and
     collection: it has none).
 
     Example:
-        >>> check_embedder(client, settings, "kb", identity)  # doctest: +SKIP
+        >>> info = client.describe_collection("kb")  # doctest: +SKIP
+        >>> check_embedder(info, settings, "kb", identity)  # doctest: +SKIP
         EmbedderIdentity(provider='local', model='all-MiniLM-L6-v2 (int8)', ...)
     """
-    stored = stored_embedder(client, collection)
+    stored = recorded_embedder(description, collection)
     where = mask_url(settings.resolved_milvus_uri) or ""
     if stored is None:
         with _warned_lock:

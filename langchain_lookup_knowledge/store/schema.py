@@ -405,7 +405,7 @@ def describe_chunk_collection(
         )
         raise SchemaMismatchError(msg)
     if embedder is not None:
-        check_embedder(client, settings, name, embedder)
+        check_embedder(info, settings, name, embedder)  # the description read above
     if not client.list_indexes(name, field_name=settings.vector_field):
         msg = (
             f"collection {name!r} has no index on {settings.vector_field!r}: create one "
