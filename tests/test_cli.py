@@ -6,8 +6,6 @@ shared data is absent) and asks it questions through the CLI and through the gra
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -25,9 +23,11 @@ from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
     from conftest import CONTRACT_KEYS, RUNBOOKS_EN, SAMPLE_KB, require_shared
     from kb_helpers import write, write_jsonl
 except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
     from tests.conftest import CONTRACT_KEYS, RUNBOOKS_EN, SAMPLE_KB, require_shared
     from tests.kb_helpers import write, write_jsonl
 
@@ -35,12 +35,7 @@ CRASHLOOP_QUERY = "pod keeps crashing and restarting"
 CONSOLE_SCRIPT = Path(sys.executable).with_name("lookup-knowledge")
 
 
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    """Run the CLI in this process; return (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
+run_main = run_cli  # (exit code, stdout, stderr) of the CLI run in this process
 
 
 def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

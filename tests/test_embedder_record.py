@@ -8,8 +8,6 @@ fault injected (named as such) is a collection without the record, as an earlier
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
 from pathlib import Path
 
@@ -34,10 +32,12 @@ from langchain_lookup_knowledge.store.embedder_record import EMBEDDER_PROPERTY, 
 from langchain_lookup_knowledge.store.schema import ensure_loaded
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
     from conftest import local_settings
     from fakes import call
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
     from tests.conftest import local_settings
     from tests.fakes import call
     from tests.kb_helpers import write
@@ -63,12 +63,9 @@ def rows(settings: LookupSettings) -> list[str]:
 
 
 def cli(argv: list[str]) -> tuple[int, str]:
-    from langchain_lookup_knowledge.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue() + err.getvalue()
+    """The CLI's exit code and everything it printed (stdout, then stderr)."""
+    code, out, err = run_cli(argv)
+    return code, out + err
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,6 @@ clears by far on the sample KB (a broken ranking would not).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 from pathlib import Path
@@ -26,8 +24,10 @@ from langchain_lookup_knowledge.evaluation.metrics import (
 )
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli_json
     from conftest import SAMPLE_KB
 except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli_json
     from tests.conftest import SAMPLE_KB
 
 QUESTIONS = SAMPLE_KB.parent / "sample_kb_questions.jsonl"
@@ -35,11 +35,7 @@ QUESTIONS = SAMPLE_KB.parent / "sample_kb_questions.jsonl"
 
 def run_json(argv: list[str]) -> dict[str, Any]:
     """Run the CLI in this process with ``--json``; the last stdout line is the report."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([*argv, "--json", "--no-progress"])
-    assert code == 0, err.getvalue()
-    return json.loads(out.getvalue().strip().splitlines()[-1])
+    return run_cli_json(argv)[0]
 
 
 # --- metrics ------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -40,10 +39,12 @@ from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
     from fakes import call
     from faults import QuietHandler, serve_on_loopback
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
     from tests.fakes import call
     from tests.faults import QuietHandler, serve_on_loopback
     from tests.kb_helpers import write
@@ -565,13 +566,7 @@ def test_empty_frontmatter_leaves_no_dashes_in_the_text(settings, tmp_path, real
 # --------------------------------------------------------------------------------------------
 
 
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    from langchain_lookup_knowledge.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
+run_main = run_cli  # (exit code, stdout, stderr) of the CLI run in this process
 
 
 def test_cli_strict_exits_1_on_skipped_files_and_reports_files_gone_from_disk(settings, tmp_path):

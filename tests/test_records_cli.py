@@ -3,23 +3,21 @@ lookups the ``query`` command recorded over the sample knowledge base."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import create_engine, func, select, update
 
-from langchain_lookup_knowledge.cli import main
 from langchain_lookup_knowledge.recording import tool_invocation
 
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
+except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
 
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
+
+run_main = run_cli  # (exit code, stdout, stderr) of the CLI run in this process
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ which index it scored. Skips where ../shared/data is absent.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,21 +12,19 @@ from typing import Any
 
 import pytest
 
-from langchain_lookup_knowledge.cli import main
 from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli_json
     from conftest import REPO, SHARED_DATA, require_shared
 except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli_json
     from tests.conftest import REPO, SHARED_DATA, require_shared
 
 
 def run_json(argv: list[str]) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([*argv, "--json", "--no-progress"])
-    assert code == 0, err.getvalue()
-    return json.loads(out.getvalue().strip().splitlines()[-1])
+    """Run the CLI in this process with ``--json``; the last stdout line is the report."""
+    return run_cli_json(argv)[0]
 
 
 @pytest.fixture(scope="module")
