@@ -298,3 +298,37 @@ def test_a_lookup_with_nothing_to_judge_never_reads_the_vocabulary(
     answered = _lookup(own_kb, real_embeddings, QUESTION)  # the same with blocks: read once
     assert answered.found is True
     assert reads == [1]
+
+
+def test_a_scoped_lookup_never_reads_the_collection_wide_vocabulary(
+    tmp_path: Path, real_embeddings, ingest_embeddings
+):
+    """The vocabulary counts every tenant's documents. Under a tenant's filter a term only
+    another tenant's documents hold would count as seen, and the decision's note lists the
+    unseen terms: tenant a could learn what tenant b's runbooks name. So a scoped lookup is
+    judged without it (the fallback model), and says so; an unscoped one still reads it."""
+    kb = tmp_path / "kb"
+    for tenant, body in (
+        ("a", "When the pgbouncer connection pool is exhausted, raise max_client_conn."),
+        ("b", "The zorblatt ledger replica lags: restart the zorblatt shipper."),
+    ):
+        path = kb / f"ops/{tenant}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        front = f"---\ntitle: Runbook {tenant}\ntenant: {tenant}\n---\n"
+        path.write_text(f"{front}# Runbook\n\n{body}\n")
+    (tmp_path / "store").mkdir()
+    settings = local_settings(tmp_path / "store")
+    ingest_folder(kb, settings, embeddings=ingest_embeddings)
+    question = "pgbouncer pool exhausted while the zorblatt ledger lags"
+
+    unscoped = _decision_note(_lookup(settings, real_embeddings, question))
+    assert "KB vocabulary of 2 documents" in unscoped
+
+    scoped_settings = settings.model_copy(update={"default_filter": {'metadata["tenant"]': "a"}})
+    scoped = _lookup(scoped_settings, real_embeddings, question)
+    assert {b.source for b in scoped.evidence_blocks} == {"ops/a.md"}
+    note = _decision_note(scoped)
+    assert "KB vocabulary not read for a scoped lookup" in note
+    assert "fallback_evidence_model" in note
+    assert "KB vocabulary of" not in note
+    assert "unseen" not in note

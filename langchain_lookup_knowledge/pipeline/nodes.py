@@ -207,7 +207,9 @@ class LookupNodes:
             path_used=state.get("path_used"),
             timings_ms=dict(state.get("timings_ms") or {}),
             sidecar=state.get("sidecar"),
-            vocabulary=self.runtime.vocabulary() if judged else None,
+            vocabulary=self.runtime.vocabulary_for(plan.caller_filter if plan else None)
+            if judged
+            else None,
         )
         result = assemble_result(parts, self.settings)
         details = build_retrieval_details(

@@ -44,6 +44,12 @@ MATCHER_SCOPES = 32
 Created = TypeVar("Created")
 
 
+SCOPED_LOOKUP_NOTE = (
+    "KB vocabulary not read for a scoped lookup (it counts the documents of every scope, so "
+    "it could tell one tenant what another's documents hold)"
+)
+
+
 class LookupRuntime:
     """Shared, lazily created resources of one configured pipeline.
 
@@ -200,12 +206,25 @@ class LookupRuntime:
             return []
         return [e for e in entries if e.source in allowed]
 
+    def vocabulary_for(self, scope: str | None) -> VocabularyRead:
+        """The vocabulary the evidence decision may read for a lookup under ``scope`` (its
+        authoritative filter: ``default_filter`` AND the call's ``filters``).
+
+        The vocabulary counts the whole collection, so under a scope it is not read at all:
+        whether a term is "seen" would tell a tenant that another tenant's documents hold it
+        (the decision's trace lists the unseen terms, and ``found`` would follow them). A scoped
+        lookup is judged by ``fallback_evidence_model``, and its trace says why.
+        """
+        if scope:
+            return VocabularyRead(None, SCOPED_LOOKUP_NOTE)
+        return self.vocabulary()
+
     def vocabulary(self) -> VocabularyRead:
         """The knowledge base's vocabulary (the evidence decision's), reread after the
         catalog's TTL; never raises: a store that cannot be read is no vocabulary, with why.
 
-        It is the whole collection's, not a scope's: under a tenant filter, a term only other
-        tenants' documents hold counts as seen (it can keep a lookup found, never show them).
+        It is the whole collection's, not a scope's: lookups under a filter read
+        :meth:`vocabulary_for` instead, which withholds it.
         """
         with self._lock:
             now = time.monotonic()
