@@ -232,8 +232,22 @@ def test_eval_beir_names_a_missing_file(tmp_path: Path, capsys):
 # --- bench --------------------------------------------------------------------------------
 
 
-def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_path: Path):
+def test_bench_reports_latency_ratios_ingest_and_memory(
+    sample_kb_store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from langchain_lookup_knowledge.recording import SqlInvocationRecorder
     from langchain_lookup_knowledge.store.connection import open_client
+
+    # A spy (the real flush runs): the bench waits for each timed lookup's queued record
+    # outside the timer, so the write never lands in the next series' timed call.
+    flushes: list[int] = []
+    real_flush = SqlInvocationRecorder.flush
+
+    def counted_flush(self: SqlInvocationRecorder, timeout_s: float | None = None) -> int:
+        flushes.append(1)
+        return real_flush(self, timeout_s)
+
+    monkeypatch.setattr(SqlInvocationRecorder, "flush", counted_flush)
 
     open_client(sample_kb_store)  # held by this process: the cold-start child must be skipped
     questions = tmp_path / "q.jsonl"
@@ -293,6 +307,8 @@ def test_bench_reports_latency_ratios_ingest_and_memory(sample_kb_store, tmp_pat
     assert isinstance(report["record_wait"], bool)
     # the forced retry really retried (every measured retry lookup went through the retry node)
     assert report["retried_lookups"] == report["latency"]["retry"]["n"] > 0
+    timed_lookups = sum(report["latency"][name]["n"] for name in ("lookup", "lookup_cached"))
+    assert len(flushes) >= timed_lookups + report["latency"]["retry"]["n"]
     # this process holds the Milvus Lite database, so a fresh process could not open it
     assert "skipped" in report["cold_start"]
 

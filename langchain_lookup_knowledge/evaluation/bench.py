@@ -33,7 +33,10 @@ Measured in one run, on the same collection, embedder and ``k`` (``top_k``):
   spawn. It needs the Milvus Lite database not to be open in this process (else skipped).
 * **Peak memory**: ``ru_maxrss`` of this process and of the cold-start processes.
 
-Invocation records go to a throwaway SQLite file, so a bench never fills the real table.
+Invocation records go to a throwaway SQLite file, so a bench never fills the real table. A
+queued record (``record_wait=false``) is written on the recorder's thread after its call returns;
+the bench waits for that write outside the timer after each lookup, so it never lands inside the
+next series' timed call.
 """
 
 from __future__ import annotations
@@ -372,6 +375,7 @@ def run_bench(
     from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
     from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.recording import recorder_for
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
@@ -434,6 +438,10 @@ def run_bench(
         settings.model_copy(update={"reference_threshold": 1.0}), embeddings=retry_embedder
     )
     k = settings.top_k
+    # Both tools write through this recorder (one per configuration in a process). A queued
+    # record is written on the recorder's thread after the call returns; waiting for it outside
+    # the timer keeps that write out of whichever series happens to be timed next.
+    recorder = recorder_for(settings)
 
     def call(tool: Any, query: str) -> Any:
         return tool.invoke(
@@ -527,6 +535,8 @@ def run_bench(
                 else:
                     fn = partial(bare, q)
                 series[name].append(_ms(fn)[0])
+                if name in ("lookup", "lookup_cached"):
+                    recorder.flush()
                 bar.update()
         for q in retry_qs:
             for name in ["retry", "bare_retry"] if r % 2 == 0 else ["bare_retry", "retry"]:
@@ -534,6 +544,7 @@ def run_bench(
                 elapsed, value = _ms(fn)
                 if name == "retry":
                     retried += int(_retried(value))
+                    recorder.flush()
                 series[name].append(elapsed)
                 bar.update()
     bar.close()
