@@ -429,7 +429,7 @@ class LookupSettings(BaseSettings):
         default=0.7588, description="Calibrated decision: relevanceLevel high."
     )
     medium_confidence: UnitInterval = Field(
-        default=0.3465, description="Calibrated decision: relevanceLevel medium."
+        default=0.3175, description="Calibrated decision: relevanceLevel medium."
     )
     per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
     l0_category_filter: bool = Field(

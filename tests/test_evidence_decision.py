@@ -77,16 +77,16 @@ def test_a_near_miss_naming_what_no_runbook_mentions_gets_no_evidence(
     sample_kb_store, real_embeddings, path
 ):
     """A near miss: on topic (a replica set, an election that keeps flapping), about a product
-    no sample runbook mentions. "mongodb" is not an everyday word, so rare_unseen_idf weighs it;
-    by unseen_idf alone (with "flapping", which no runbook says either) it was answered from
-    the replication-lag runbook at confidence 0.81."""
+    no sample runbook mentions. "mongodb" is a Latin-script name and not an everyday word, so
+    rare_unseen_latin_idf weighs it; by unseen_idf alone (with "flapping", which no runbook
+    says either) it was answered from the replication-lag runbook at confidence 0.81."""
     overrides = DENSE_ONLY if path == "dense-only" else {}
     query = "mongodb replica set election keeps flapping"
     result = default_lookup(sample_kb_store, real_embeddings, query, **overrides)
     assert result.found is False, result.retrieval_trace.notes
     assert result.evidence_blocks == []
     decided = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
-    assert "rare_unseen_idf" in decided[0]
+    assert "rare_unseen_latin_idf" in decided[0]
     assert "not everyday words: mongodb" in decided[0]
 
 
@@ -147,10 +147,9 @@ def test_the_fit_script_refuses_a_held_out_report(tmp_path: Path):
     assert "held-out" in done.stderr
 
 
-def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: Path):
-    """Each family's threshold is folded into its bias: at found_confidence 0.5 the fitted model
-    keeps at least --min-found of that family's dev in-scope rows, and a BM25-only first block
-    without a question term is never found."""
+def _synthetic_dev_report(tmp_path: Path) -> tuple[list[dict], Path]:
+    """120 dev rows of three families (a quarter out of scope) and the question file they
+    number, saved as an ``eval queries --json`` report."""
     import random
 
     rng = random.Random(7)
@@ -192,6 +191,14 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
     }
     saved = tmp_path / "dev.json"
     saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    return signals, saved
+
+
+def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: Path):
+    """Each family's threshold is folded into its bias: at found_confidence 0.5 the fitted model
+    keeps at least --min-found of that family's dev in-scope rows, and a BM25-only first block
+    without a question term is never found."""
+    signals, saved = _synthetic_dev_report(tmp_path)
     done = subprocess.run(
         [sys.executable, str(REPO / "evals" / "fit_decision.py"), "--min-found", "0.9", str(saved)],
         capture_output=True,
@@ -236,3 +243,48 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
     withheld = round(cv["in_scope"] * (1 - cv["in_scope_found"]))
     answered = round(cv["out_of_scope"] * (1 - cv["out_of_scope_no_evidence"]))
     assert len(wrong) == withheld + answered
+
+
+def _kept_share(fit: dict, signals: list[dict], family: str) -> float:
+    from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
+
+    names = ("family", "similarity", "coverage", "agreement", "bm25_per_term", "unseen_idf")
+    rows = [r for r in signals if r["family"] == family and r["in_scope"]]
+    vouched = [r for r in rows if family != "sparse" or r["coverage"] > 0]
+    model = fit["evidence_model"]
+    kept = [
+        r for r in vouched if confidence(EvidenceSignals(**{k: r[k] for k in names}), model) >= 0.5
+    ]
+    return len(kept) / len(vouched)
+
+
+def test_the_fit_takes_a_stricter_share_for_the_families_it_names(tmp_path: Path):
+    """--family-min-found overrides --min-found per family: the named family keeps every dev
+    in-scope row, the others keep what --min-found says and no more is forced on them; an
+    unknown family is refused by name."""
+    signals, saved = _synthetic_dev_report(tmp_path)
+    script = str(REPO / "evals" / "fit_decision.py")
+
+    def fit(*flags: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, script, "--min-found", "0.7", *flags, str(saved)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    loose = fit("--family-min-found", "")
+    strict = fit("--family-min-found", "hybrid=1.0")
+    assert _kept_share(loose, signals, "hybrid") < 1.0  # 0.7 leaves some out
+    assert _kept_share(strict, signals, "hybrid") == 1.0
+    assert strict["evidence_model"]["dense"] == loose["evidence_model"]["dense"]
+    assert strict["evidence_model"]["sparse"] == loose["evidence_model"]["sparse"]
+    refused = subprocess.run(
+        [sys.executable, script, "--family-min-found", "hybird=0.99", str(saved)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "'hybird=0.99'" in refused.stderr

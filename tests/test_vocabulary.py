@@ -116,6 +116,41 @@ def test_an_everyday_unseen_word_is_not_a_rare_one():
     assert unknown.rare_unseen_idf == unknown.unseen_idf
 
 
+def test_an_identifiers_words_run_together_are_no_unseen_name():
+    """The runbooks write the whole identifier (KubeNodeNotReady), the question its words run
+    together ("notready"): part of a term the KB holds, so seen; a short one is not looked
+    for inside others ("ready" is inside many identifiers by chance), nor a real name."""
+    vocabulary = KbVocabulary.build(
+        [("a.md", "KubeNodeNotReady: the node is down"), ("b.md", "ContainerCreating pods")]
+    )
+    assert vocabulary.df("notready") == 0  # no document has it as a word
+    signals = vocabulary_signals("node notready containercreating", vocabulary)
+    assert signals.unseen == ()
+    assert signals.unseen_idf == 0.0
+    named = vocabulary_signals("node notready kafka", vocabulary)
+    assert named.unseen == ("kafka",)
+    assert vocabulary.df_within("kafka") == vocabulary.df_within("notr") == 0
+    assert vocabulary.df_within("node") == 0  # held as a word: df says so, not df_within
+
+
+def test_an_unseen_latin_name_is_told_apart_from_an_unseen_chinese_word():
+    """rare_unseen_latin_idf is the part of rare_unseen_idf in Latin-script terms: a product
+    name a Chinese question holds ("postgresql"), not a Chinese word the KB words otherwise."""
+    vocabulary = KbVocabulary.build([(f"{i}.md", "tidb 数据 迁移 mysql") for i in range(9)])
+    common = CommonWords()
+    named = vocabulary_signals("把 postgresql 的数据迁移到 tidb", vocabulary, common)
+    assert named.rare_unseen == ("postgresql",)
+    assert named.rare_unseen_latin_idf == named.rare_unseen_idf > 0.4
+    worded = vocabulary_signals("tidb 数据迁移的时钟", vocabulary, common)
+    assert worded.rare_unseen == ("时钟",)
+    assert worded.rare_unseen_idf > 0.3
+    assert worded.rare_unseen_latin_idf == 0.0
+    both = vocabulary_signals("postgresql 数据迁移的时钟", vocabulary, common)
+    assert 0.0 < both.rare_unseen_latin_idf < both.rare_unseen_idf
+    english = vocabulary_signals("migrate kafka data", vocabulary)  # every unseen term Latin
+    assert english.rare_unseen_latin_idf == english.rare_unseen_idf > 0.5
+
+
 def test_chinese_everyday_words_come_from_jiebas_dictionary():
     vocabulary = KbVocabulary.build([(f"{i}.md", "节点 磁盘 索引") for i in range(5)])
     common = CommonWords()
@@ -152,8 +187,10 @@ def test_an_unseen_term_lowers_the_fitted_confidence():
             unseen_idf=0.45,
         )
         assert confidence(unseen, model) < confidence(seen, model), family
-        # the same unseen terms, not everyday words: lower still
-        named = EvidenceSignals(**{**unseen.__dict__, "rare_unseen_idf": 0.45})
+        # the same unseen terms, a Latin-script name that is no everyday word: lower still
+        named = EvidenceSignals(
+            **{**unseen.__dict__, "rare_unseen_idf": 0.45, "rare_unseen_latin_idf": 0.45}
+        )
         assert confidence(named, model) < confidence(unseen, model), family
 
 

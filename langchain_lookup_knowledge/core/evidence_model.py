@@ -42,7 +42,7 @@ FEATURES = (
     "bm25_per_term",
     *VOCABULARY_FEATURES,
 )
-"""Signal names a model may weigh (besides ``bias``); the last four need the KB vocabulary."""
+"""Signal names a model may weigh (besides ``bias``); the last five need the KB vocabulary."""
 
 FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 """Retrieval families a model may have weights for (see the module docstring)."""
@@ -54,22 +54,32 @@ LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 # its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
     "hybrid": {
-        "bias": 1.365,
-        "similarity": 0.238,
-        "coverage": 4.367,
-        "agreement": 2.518,
-        "unseen_idf": -3.449,
-        "rare_unseen_idf": -7.502,
+        "bias": 0.785,
+        "similarity": 0.577,
+        "coverage": 4.373,
+        "agreement": 2.933,
+        "unseen_idf": -3.545,
+        "rare_unseen_latin_idf": -7.201,
     },
     "dense": {
-        "bias": 3.574,
-        "similarity": 0.225,
-        "coverage": 4.718,
-        "unseen_idf": -3.818,
-        "rare_unseen_idf": -7.552,
+        "bias": 2.98,
+        "similarity": 0.844,
+        "coverage": 4.933,
+        "unseen_idf": -3.723,
+        "rare_unseen_latin_idf": -7.209,
     },
-    "sparse": {"bias": 2.06, "coverage": 6.183, "unseen_idf": -2.164, "rare_unseen_idf": -3.231},
-    "lexical": {"bias": 2.759, "coverage": 3.383, "unseen_idf": -1.762, "rare_unseen_idf": -3.573},
+    "sparse": {
+        "bias": 1.273,
+        "coverage": 8.106,
+        "unseen_idf": -2.867,
+        "rare_unseen_latin_idf": -5.32,
+    },
+    "lexical": {
+        "bias": 2.291,
+        "coverage": 4.312,
+        "unseen_idf": -2.127,
+        "rare_unseen_latin_idf": -6.029,
+    },
 }
 """Found model: the confidence that the question is one the knowledge base answers (with the
 KB vocabulary)."""
@@ -114,7 +124,9 @@ class EvidenceSignals:
         rarest_idf: KB vocabulary: the rarest term the KB holds, its IDF over an unseen one's.
         rare_unseen_idf: KB vocabulary: the IDF share of the unseen terms that are not
             everyday words of the language (what a near miss names).
-        vocabulary: Whether the KB vocabulary was read (else the four above are 0).
+        rare_unseen_latin_idf: KB vocabulary: the part of ``rare_unseen_idf`` in
+            Latin-script terms (a product or tool name, in an English or a Chinese question).
+        vocabulary: Whether the KB vocabulary was read (else the five above are 0).
     """
 
     family: str
@@ -129,6 +141,7 @@ class EvidenceSignals:
     unseen_idf: float = 0.0
     rarest_idf: float = 0.0
     rare_unseen_idf: float = 0.0
+    rare_unseen_latin_idf: float = 0.0
     vocabulary: bool = False
 
     def as_dict(self) -> dict[str, float | str]:

@@ -29,7 +29,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from langchain_lookup_knowledge.core.text import (
@@ -47,6 +47,7 @@ from langchain_lookup_knowledge.core.text import (
 __all__ = [
     "CJK_QUESTION_WORDS",
     "COMMON_CJK_FREQUENCY",
+    "MIN_WITHIN_LENGTH",
     "VOCABULARY_FEATURES",
     "CommonWords",
     "KbVocabulary",
@@ -57,7 +58,13 @@ __all__ = [
     "vocabulary_signals",
 ]
 
-VOCABULARY_FEATURES = ("unseen_share", "unseen_idf", "rarest_idf", "rare_unseen_idf")
+VOCABULARY_FEATURES = (
+    "unseen_share",
+    "unseen_idf",
+    "rarest_idf",
+    "rare_unseen_idf",
+    "rare_unseen_latin_idf",
+)
 """The signals :func:`vocabulary_signals` derives (names a decision model may weigh)."""
 
 
@@ -166,6 +173,29 @@ class KbVocabulary:
             return min((self.frequencies.get(g, 0) for g in grams), default=0)
         return self.frequencies.get(term, 0)
 
+    @cached_property
+    def _latin_terms(self) -> str:
+        """Every Latin-script term, one a line (what :meth:`df_within` searches)."""
+        latin = (t for t in self.frequencies if not has_cjk(t))
+        return "\n" + "\n".join(latin) + "\n"
+
+    def df_within(self, term: str) -> int:
+        """1 when a Latin ``term`` of :data:`MIN_WITHIN_LENGTH`+ characters that no document
+        holds as a word is part of a longer term one does, else 0: the question writes an
+        identifier's words run together ("notready", "crashloop") where the documents have
+        the whole identifier ("KubeNodeNotReady"). The term is then no unseen name.
+
+        Example:
+            >>> vocabulary = KbVocabulary.build([("a.md", "KubeNodeNotReady fires")])
+            >>> vocabulary.df("notready"), vocabulary.df_within("notready")
+            (0, 1)
+            >>> vocabulary.df_within("kafka"), vocabulary.df_within("ready")
+            (0, 0)
+        """
+        if len(term) < MIN_WITHIN_LENGTH or has_cjk(term) or self.df(term):
+            return 0
+        return 1 if term in self._latin_terms else 0
+
     def idf(self, term: str) -> float:
         """``ln((N + 1) / (df + 0.5))``: an unseen term has the largest."""
         return self.idf_of(self.df(term))
@@ -174,6 +204,10 @@ class KbVocabulary:
         """The IDF of a term held by ``df`` documents (:meth:`idf` without the lookup)."""
         return math.log((self.documents + 1) / (df + 0.5))
 
+
+MIN_WITHIN_LENGTH = 5
+"""The shortest unseen Latin term :meth:`KbVocabulary.df_within` looks for inside longer
+terms (a shorter one is inside many by chance: "ready", "node")."""
 
 COMMON_CJK_FREQUENCY = 1000
 """A Chinese word jieba's dictionary counts at least this often (of its ~60 million words) is
@@ -232,6 +266,10 @@ class VocabularySignals:
             an unseen term (1.0: a term one document holds; 0.0: none seen).
         rare_unseen_idf: The share of the IDF mass in unseen terms that are not everyday
             words (:class:`CommonWords`): what a near miss names and the KB never does.
+        rare_unseen_latin_idf: The part of ``rare_unseen_idf`` in Latin-script terms: a
+            product, protocol or tool name ("postgresql", "ntlm", "tispark"), which an
+            answerable question rarely holds unseen even on a small KB, where an unseen
+            Chinese word ("时钟") often is just the KB's other wording.
         unseen: The unseen terms (for the trace).
         rare_unseen: Those of them that are not everyday words (for the trace).
     """
@@ -240,6 +278,7 @@ class VocabularySignals:
     unseen_idf: float = 0.0
     rarest_idf: float = 0.0
     rare_unseen_idf: float = 0.0
+    rare_unseen_latin_idf: float = 0.0
     unseen: tuple[str, ...] = ()
     rare_unseen: tuple[str, ...] = ()
 
@@ -264,7 +303,8 @@ def vocabulary_signals(
     terms = question_terms(query)
     if not terms:
         return VocabularySignals()
-    frequencies = {t: vocabulary.df(t) for t in terms}  # each term's df, read once
+    # each term's df, read once; an identifier's words run together count as seen
+    frequencies = {t: vocabulary.df(t) or vocabulary.df_within(t) for t in terms}
     unseen = tuple(t for t in terms if frequencies[t] == 0)
     weights = {t: vocabulary.idf_of(frequencies[t]) for t in terms}
     mass = sum(weights.values())
@@ -280,6 +320,7 @@ def vocabulary_signals(
         unseen_idf=share(unseen),
         rarest_idf=round(max(seen) / ceiling, 4) if seen and ceiling > 0 else 0.0,
         rare_unseen_idf=share(rare),
+        rare_unseen_latin_idf=share(tuple(t for t in rare if not has_cjk(t))),
         unseen=unseen,
         rare_unseen=rare,
     )

@@ -23,9 +23,13 @@ evidence (nothing but the ranking vouches for it).
 
 The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
 catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
-IDF mass is in terms no document holds (``unseen_idf``), and how much in those of them that are
-not everyday words of the language (``rare_unseen_idf``; :func:`common_words`). A near miss
-("same domain, a topic the documents do not cover") usually names such a thing. A collection
+IDF mass is in terms no document holds (``unseen_idf``), how much in those of them that are
+not everyday words of the language (``rare_unseen_idf``; :func:`common_words`), and how much in
+those of them written in Latin script (``rare_unseen_latin_idf``: a product or tool name, also
+in a Chinese question; the default model weighs this one). A near miss ("same domain, a topic
+the documents do not cover") usually names such a thing. A question's word that is part of a
+longer KB term (an identifier's words run together: "notready" of "KubeNodeNotReady") counts
+as seen. A collection
 without a vocabulary (ingested before them; a re-ingest adds one) is judged by
 ``fallback_evidence_model``, said in the trace.
 
@@ -185,6 +189,7 @@ def evidence_signals(
         unseen_idf=unseen.unseen_idf if unseen is not None else 0.0,
         rarest_idf=unseen.rarest_idf if unseen is not None else 0.0,
         rare_unseen_idf=unseen.rare_unseen_idf if unseen is not None else 0.0,
+        rare_unseen_latin_idf=unseen.rare_unseen_latin_idf if unseen is not None else 0.0,
         vocabulary=unseen is not None,
     )
 
