@@ -393,15 +393,15 @@ class LookupSettings(BaseSettings):
     )
     evidence_decision: Literal["calibrated", "similarity"] = Field(
         # Opt-in: on the test splits (159 in scope, 32 out, five KBs; blind, one run) it
-        # withholds evidence from 63% of out-of-scope questions (the similarity rule: 34%) and
+        # withholds evidence from 69% of out-of-scope questions (the similarity rule: 34%) and
         # its `high` is right 91% of the time (80%), but it also withholds 5 of 159 in-scope
         # questions (0.969 found): in-scope >= 0.97, the condition for the default, is missed by
         # one question, and out-of-scope >= 0.8 is not met. README: the figures.
         default="similarity",
         description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
         "question sets (similarity, query-term coverage, hybrid agreement, BM25 score, the "
-        "question's terms the KB vocabulary never saw, and those of them that are not everyday "
-        "words; evidence_model); similarity: any block "
+        "question's terms the KB vocabulary never saw, and those of them that are Latin-script "
+        "names, not everyday words; evidence_model); similarity: any block "
         "above min_evidence_similarity is evidence, relevanceLevel from high_relevance / "
         "medium_relevance.",
     )
