@@ -447,8 +447,8 @@ class LookupSettings(BaseSettings):
         default_factory=dict,
         description="Overrides of the rule rerank's boost sizes by name (``RerankWeights`` "
         "fields: l0_title, l0_keyword, l0_alias, l0_entity, domain_match, "
-        "query_term_coverage, title_term_overlap, first_chunk, similarity_share); 0 turns a "
-        "boost off.",
+        "query_term_coverage, title_term_overlap, first_chunk, similarity_share, bm25_share); "
+        "0 turns a boost off.",
     )
     context_budget_chars: int = Field(
         default=6000, ge=200, description="Context pack budget (characters)."

@@ -12,6 +12,7 @@ Fakes (tests/fakes.py) are only failing / blocking paths (``FailingPath``, ``Fla
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import uuid
@@ -283,7 +284,6 @@ def test_hybrid_dense_list_uses_the_lookup_vector_and_bm25_its_own_text(
 ):
     """The BM25 text may differ from the question (stopwords dropped): the dense list must
     still search with the question's vector, computed once, never re-embedded."""
-    import dataclasses
 
     runtime = LookupRuntime(metric_stores["COSINE"], embeddings=real_embeddings)
     path = runtime.path(path_name)
@@ -326,6 +326,17 @@ def test_configured_requests_drop_stopwords_for_bm25_only(metric_stores, setting
     assert request.query_text == question
     expected = "connection pool database exhausted?" if drops else question
     assert request.bm25_text == expected
+
+
+def test_configured_requests_ask_for_bm25_scores_only_when_the_base_mixes_them(metric_stores):
+    def configured(weights: dict[str, float]) -> SearchRequest:
+        settings = metric_stores["COSINE"].model_copy(update={"rerank_weights": weights})
+        return SearchRequest.configured(
+            settings, query_text="q", query_vector=[0.0], expr=None, k=5, retrieval_mode="hybrid"
+        )
+
+    assert configured({}).bm25_scores is False
+    assert configured({"similarity_share": 0.7, "bm25_share": 0.2}).bm25_scores is True
 
 
 def test_layout_knows_the_collection_size(metric_stores, real_embeddings):
@@ -1145,6 +1156,32 @@ class BackendContract:
             assert label.similarity == pytest.approx(dense[c.evidence_key], abs=1e-4)
         ranks = [c.score_label.raw for c in hybrid]
         assert ranks == sorted(ranks, reverse=True)
+
+    @pytest.mark.parametrize("path", ["vectorstore", "sdk"])
+    def test_hybrid_hits_carry_their_scaled_bm25_score_when_asked(
+        self, backend_metric_stores, real_embeddings, path
+    ):
+        if reason := lacks_bm25(backend_metric_stores["COSINE"]):
+            pytest.skip(f"{reason}: no hybrid search on this backend")
+        runtime = LookupRuntime(backend_metric_stores["COSINE"], embeddings=real_embeddings)
+        vector = runtime.embeddings.embed_query(POOL_QUERY)
+        request = SearchRequest(POOL_QUERY, vector, None, k=8, retrieval_mode="hybrid")
+        plain = runtime.path(path).search(request)
+        assert plain
+        assert all(c.score_label.lexical_score is None for c in plain)
+        hybrid = runtime.path(path).search(dataclasses.replace(request, bm25_scores=True))
+        assert [c.evidence_key for c in hybrid] == [c.evidence_key for c in plain]
+        bm25 = {
+            c.evidence_key: abs(c.score_label.raw)
+            for c in runtime.path(path).search(
+                dataclasses.replace(request, k=100, retrieval_mode="sparse")
+            )
+        }
+        best = max(bm25.get(c.evidence_key, 0.0) for c in hybrid)
+        assert best > 0
+        for c in hybrid:
+            expected = bm25.get(c.evidence_key, 0.0) / best  # no query term: 0
+            assert c.score_label.lexical_score == pytest.approx(expected, abs=1e-4)
 
     # --- the sidecar and the rerank pool ----------------------------------------------------
     @pytest.mark.parametrize(("mode", "side"), [("vectorstore", "sdk"), ("sdk", "vectorstore")])

@@ -41,6 +41,9 @@ class ScoreLabel(ContractModel):
     formula: str
     kind: str = "dense"  # "dense" | "sparse" | "hybrid"
     rank_score: float | None = None  # fused ranking score in [0, 1] (hybrid/sparse); None: dense
+    # BM25 score of the chunk over the best BM25 score among the attempt's candidates, in
+    # [0, 1] (0: no query term); a hybrid hit's, only when the rerank base mixes it in
+    lexical_score: float | None = None
 
     @property
     def base(self) -> float:

@@ -21,6 +21,14 @@ class RerankWeights:
 
     Attributes:
         similarity_share: Weight of the dense similarity in the base of a fused candidate.
+        bm25_share: Weight of the candidate's BM25 score (over the best among the candidates,
+            ``ScoreLabel.lexical_score``) in the base of a fused candidate, taken from the
+            fused rank's share: the base is then the convex combination
+            ``similarity_share * similarity + bm25_share * lexical_score + (1 -
+            similarity_share - bm25_share) * rank_score`` (Bruch et al. 2022, "An analysis of
+            fusion functions for hybrid retrieval"). Above 0, a hybrid search also asks the
+            store for the BM25 score of each candidate (one more BM25 search, restricted to
+            them). 0 (the default): the fused rank alone carries the BM25 side.
         l0_title: The candidate's document matched L0 by title.
         l0_keyword: ... by a keyword (frontmatter ``keywords``/``tags``).
         l0_alias: ... by an alias (e.g. an alert name).
@@ -46,6 +54,7 @@ class RerankWeights:
     """
 
     similarity_share: float = 0.5
+    bm25_share: float = 0.0
     l0_title: float = 0.08
     l0_keyword: float = 0.06
     l0_alias: float = 0.06
@@ -86,4 +95,10 @@ class RerankWeights:
             raise ValueError(msg)
         if self.similarity_share > 1:
             msg = f"RerankWeights.similarity_share must be within 0..1, got {self.similarity_share}"
+            raise ValueError(msg)
+        if self.similarity_share + self.bm25_share > 1:
+            msg = (
+                "RerankWeights.similarity_share + bm25_share must be at most 1 (the fused "
+                f"rank takes the rest), got {self.similarity_share} + {self.bm25_share}"
+            )
             raise ValueError(msg)

@@ -327,7 +327,8 @@ def ablation_overrides(settings: LookupSettings, name: str) -> dict[str, Any]:
         if key == "_weights":
             out["rerank_weights"] = dict(settings.rerank_weights) | dict.fromkeys(value, 0.0)
         elif key == "_similarity_only":
-            out["rerank_weights"] = dict(settings.rerank_weights) | {"similarity_share": 1.0}
+            dense_only = {"similarity_share": 1.0, "bm25_share": 0.0}
+            out["rerank_weights"] = dict(settings.rerank_weights) | dense_only
         elif key == "_cjk_rule_off":
             out["cjk_retrieval_mode"] = settings.retrieval_mode
         else:

@@ -81,7 +81,11 @@ class ScoredCandidate:
 
 
 def l1_base(
-    label: ScoreLabel, similarity_share: float, *, rank_comparable: bool = True
+    label: ScoreLabel,
+    similarity_share: float,
+    *,
+    rank_comparable: bool = True,
+    bm25_share: float = 0.0,
 ) -> tuple[float, str]:
     """The rerank base of an L1 hit and how it was mixed ("" for a dense hit: its similarity).
 
@@ -89,11 +93,16 @@ def l1_base(
     record (a filtered attempt superseded by its unfiltered retry, where rank 1 among one
     category says little), so only its similarity counts.
 
+    ``bm25_share`` > 0 and a fused hit with a ``lexical_score``: that share of the base is its
+    BM25 score (over the best among the candidates), taken from the fused rank's share.
+
     Example:
         >>> label = ScoreLabel(path="sdk", metric="RRF", raw=0.03, similarity=0.6, formula="",
         ...                    kind="hybrid", rank_score=1.0)
         >>> l1_base(label, 0.5)
         (0.8, 'base=0.5*similarity(0.6000)+0.5*rank_score(1.0000)')
+        >>> l1_base(label.model_copy(update={"lexical_score": 0.5}), 0.75, bm25_share=0.25)
+        (0.575, 'base=0.75*similarity(0.6000)+0.25*bm25(0.5000)')
     """
     similarity = label.similarity if math.isfinite(label.similarity) else 0.0
     if label.rank_score is None:
@@ -103,11 +112,22 @@ def l1_base(
     rank = label.rank_score if math.isfinite(label.rank_score) else 0.0
     if label.kind == "sparse":  # BM25 asked for (or a CJK question the embedder cannot read)
         return rank, f"base=rank_score({rank:.4f})"
-    base = similarity_share * similarity + (1.0 - similarity_share) * rank
+    lexical = label.lexical_score
+    if not bm25_share or lexical is None or label.kind != "hybrid":
+        base = similarity_share * similarity + (1.0 - similarity_share) * rank
+        how = (
+            f"base={similarity_share:g}*similarity({similarity:.4f})"
+            f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})"
+        )
+        return base, how
+    lexical = lexical if math.isfinite(lexical) else 0.0
+    rank_share = max(0.0, 1.0 - similarity_share - bm25_share)
+    base = similarity_share * similarity + bm25_share * lexical + rank_share * rank
     how = (
-        f"base={similarity_share:g}*similarity({similarity:.4f})"
-        f"+{1.0 - similarity_share:g}*rank_score({rank:.4f})"
+        f"base={similarity_share:g}*similarity({similarity:.4f})+{bm25_share:g}*bm25({lexical:.4f})"
     )
+    if rank_share > 1e-9:
+        how += f"+{rank_share:g}*rank_score({rank:.4f})"
     return base, how
 
 
@@ -173,7 +193,12 @@ def _score_one(
     idf: Mapping[str, float] | None = None,
 ) -> ScoredCandidate:
     label = candidate.score_label
-    base, how = l1_base(label, weights.similarity_share, rank_comparable=rank_comparable)
+    base, how = l1_base(
+        label,
+        weights.similarity_share,
+        rank_comparable=rank_comparable,
+        bm25_share=weights.bm25_share,
+    )
     detail = f"{label.path} {label.metric} raw={label.raw:.4f}" + (f" {how}" if how else "")
     if candidate.attempt:
         detail += f" attempt={candidate.attempt}"

@@ -7,6 +7,7 @@ from typing import Protocol
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.core.models import Candidate
+from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
 from langchain_lookup_knowledge.retrieval.bm25_query import bm25_query_text, drops_bm25_stopwords
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -27,6 +28,7 @@ class SearchRequest:
     fetch_factor: int = 1  # hybrid: each list fetches k * fetch_factor before fusion
     list_depth: int = 0  # hybrid: ... and at least this many
     sparse_text: str | None = None  # what BM25 searches for (None: query_text)
+    bm25_scores: bool = False  # hybrid: also give each candidate its BM25 score (lexical_score)
 
     @property
     def bm25_text(self) -> str:
@@ -67,6 +69,7 @@ class SearchRequest:
             fetch_factor=settings.hybrid_fetch_factor,
             list_depth=settings.hybrid_list_depth,
             sparse_text=sparse,
+            bm25_scores=RerankWeights.from_overrides(settings.rerank_weights).bm25_share > 0,
         )
 
     @property

@@ -6,11 +6,14 @@ Normalized similarity (what thresholds compare) is in [0, 1], higher is better:
   ``similarity = max(0, 1 - d/2)`` (the L2-distance normalization, lower distance = higher).
 - Hybrid / sparse: the fused or BM25 score ranks; the similarity is the dense cosine of the same
   chunk (computed from its stored vector), so thresholds mean the same in every mode.
+- ``lexical_score`` (hybrid, when the rerank base mixes it in): the chunk's BM25 score over the
+  best BM25 score among the candidates, in [0, 1] (:func:`scaled_bm25`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -74,6 +77,20 @@ def sparse_label(path: str, raw: float, rank: int, similarity: float, *, rrf_k: 
         kind="sparse",
         rank_score=(rrf_k + 1) / (rrf_k + rank),
     )
+
+
+def scaled_bm25(keys: Sequence[str], raw: Mapping[str, float]) -> dict[str, float]:
+    """Each key's BM25 score over the best of them (a key BM25 did not return: 0).
+
+    The sign of a raw BM25 score differs between Milvus Lite and a server; its size does not.
+
+    Example:
+        >>> scaled_bm25(["a", "b", "c"], {"a": -8.0, "b": -2.0})
+        {'a': 1.0, 'b': 0.25, 'c': 0.0}
+    """
+    sizes = {k: abs(v) for k, v in raw.items() if math.isfinite(v)}
+    best = max((sizes.get(k, 0.0) for k in keys), default=0.0)
+    return {k: sizes.get(k, 0.0) / best if best > 0 else 0.0 for k in keys}
 
 
 def cosine_to(query: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
 
+from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
@@ -14,6 +15,7 @@ from langchain_lookup_knowledge.retrieval.scores import (
     cosine_to,
     dense_label,
     fused_label,
+    scaled_bm25,
     sparse_label,
 )
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -38,6 +40,51 @@ def bm25_search(
             timeout=timeout,
         )[0]
     )
+
+
+def with_bm25_scores(
+    client: MilvusClient,
+    layout: CollectionLayout,
+    request: SearchRequest,
+    candidates: list[Candidate],
+    *,
+    timeout: float,
+) -> list[Candidate]:
+    """The fused candidates, each label with its ``lexical_score`` (its scaled BM25 score).
+
+    A hybrid search returns each hit's fused score only. When the rerank base mixes in BM25
+    (``RerankWeights.bm25_share`` > 0, ``request.bm25_scores``), one more BM25 search,
+    restricted to the candidates' keys, gives their BM25 scores (a candidate without a query
+    term gets none: 0).
+
+    Example:
+        >>> with_bm25_scores(client, layout, request, candidates, timeout=10)  # doctest: +SKIP
+    """
+    if not request.bm25_scores or not candidates or not layout.sparse_field:
+        return candidates
+    keys = [c.evidence_key for c in candidates]
+    hits = client.search(
+        layout.name,
+        data=[request.bm25_text],
+        anns_field=layout.sparse_field,
+        search_params=SPARSE_SEARCH_PARAMS,
+        limit=len(keys),
+        filter=condition(layout.id_field, keys),
+        output_fields=[layout.id_field],
+        timeout=timeout,
+    )[0]
+    raw = {str(h["entity"].get(layout.id_field, h.get("id"))): float(h["distance"]) for h in hits}
+    scaled = scaled_bm25(keys, raw)
+    return [
+        c.model_copy(
+            update={
+                "score_label": c.score_label.model_copy(
+                    update={"lexical_score": scaled[c.evidence_key]}
+                )
+            }
+        )
+        for c in candidates
+    ]
 
 
 class SdkPath:
@@ -124,13 +171,14 @@ class SdkPath:
             output_fields=self.layout.fields_with_vector,
             timeout=self.timeout,
         )[0]
-        return self._scored_by_cosine(
+        fused = self._scored_by_cosine(
             hits,
             request,
             lambda raw, _rank, sim: fused_label(
                 self.name, request.fusion, raw, sim, lists=2, rrf_k=request.rrf_k
             ),
         )
+        return with_bm25_scores(self.client, self.layout, request, fused, timeout=self.timeout)
 
     def _scored_by_cosine(
         self,

@@ -31,7 +31,11 @@ from langchain_lookup_knowledge.retrieval.scores import (
     fused_label,
     sparse_label,
 )
-from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS, bm25_search
+from langchain_lookup_knowledge.retrieval.sdk import (
+    SPARSE_SEARCH_PARAMS,
+    bm25_search,
+    with_bm25_scores,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import connection_args
 from langchain_lookup_knowledge.store.schema import (
@@ -239,7 +243,10 @@ class VectorStorePath:
                     self.name, request.fusion, score, sim, lists=2, rrf_k=request.rrf_k
                 )
             out.append(self._candidate(doc, label, rank))
-        return out
+        if request.retrieval_mode == "sparse":
+            return out
+        client = self.hybrid_store.client
+        return with_bm25_scores(client, self.layout, request, out, timeout=self.timeout)
 
     def _candidate(self, doc: Document, label: ScoreLabel, rank: int) -> Candidate:
         fields = dict(doc.metadata)

@@ -334,3 +334,50 @@ def test_term_idf_weighs_a_term_few_candidates_hold_over_one_all_hold() -> None:
 def test_term_idf_above_one_is_rejected() -> None:
     with pytest.raises(ValueError, match=r"term_idf must be within 0\.\.1, got 1\.5"):
         RerankWeights(term_idf=1.5)
+
+
+# --- the BM25 score in the base (bm25_share, the convex combination) ------------------------
+
+
+def with_bm25(candidate: Candidate, lexical_score: float | None) -> Candidate:
+    label = candidate.score_label.model_copy(update={"lexical_score": lexical_score})
+    return candidate.model_copy(update={"score_label": label})
+
+
+def test_bm25_share_lets_the_better_bm25_match_outrank_the_better_fused_rank() -> None:
+    # fused rank 1 on a weak BM25 match vs fused rank 3 on the best BM25 match, same cosine
+    top_rank = with_bm25(fused("a.md#0", similarity=0.6, rank_score=1.0), 0.2)
+    best_bm25 = with_bm25(fused("b.md#0", similarity=0.6, rank_score=0.6), 1.0)
+    off = rerank([top_rank, best_bm25], "zzz", None, weights=RerankWeights(first_chunk=0))
+    assert [s.evidence_key for s in off] == ["a.md#0", "b.md#0"]
+    weights = RerankWeights(similarity_share=0.7, bm25_share=0.2, first_chunk=0)
+    on = rerank([top_rank, best_bm25], "zzz", None, weights=weights)
+    assert [s.evidence_key for s in on] == ["b.md#0", "a.md#0"]
+    assert on[0].base == pytest.approx(0.7 * 0.6 + 0.2 * 1.0 + 0.1 * 0.6)
+    assert "0.2*bm25(1.0000)" in on[0].reasons[0].detail
+    assert "0.1*rank_score(0.6000)" in on[0].reasons[0].detail
+
+
+def test_bm25_share_needs_the_hits_bm25_score() -> None:
+    # a hit without a lexical_score (its path did not ask the store) keeps the fused-rank base
+    weights = RerankWeights(similarity_share=0.7, bm25_share=0.2)
+    hit = fused("a.md#0", similarity=0.6, rank_score=0.5)
+    [scored] = rerank([hit], "zzz", None, weights=weights)
+    assert scored.base == pytest.approx(0.7 * 0.6 + 0.3 * 0.5)
+    assert "bm25" not in scored.reasons[0].detail
+
+
+def test_bm25_share_leaves_bm25_hits_and_superseded_ranks_alone() -> None:
+    weights = RerankWeights(similarity_share=0.7, bm25_share=0.2)
+    sparse = with_bm25(fused("a.md#0", similarity=0.1, rank_score=0.9, kind="sparse"), 0.3)
+    [scored] = rerank([sparse], "zzz", None, weights=weights)
+    assert scored.base == pytest.approx(0.9)
+    filtered = with_bm25(fused("b.md#0", similarity=0.45, rank_score=1.0, attempt="f"), 1.0)
+    [scored] = rerank([filtered], "zzz", None, weights=weights, ranks_of="unfiltered_retry")
+    assert scored.base == pytest.approx(0.45)
+
+
+def test_bm25_share_and_similarity_share_leave_the_fused_rank_at_least_zero() -> None:
+    with pytest.raises(ValueError, match=r"similarity_share \+ bm25_share must be at most 1"):
+        RerankWeights(similarity_share=0.9, bm25_share=0.2)
+    assert RerankWeights.from_overrides({"similarity_share": 0.75, "bm25_share": 0.25}).bm25_share
