@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.decision import decision_rates
 from langchain_lookup_knowledge.evaluation.pool import load_report, pool_reports
@@ -154,3 +155,11 @@ def test_ablation_overrides_keep_the_users_own_weights_and_are_valid_settings():
         LookupSettings(**ablation_overrides(LookupSettings(), name))
     with pytest.raises(ConfigurationError, match="unknown ablation"):
         ablation_overrides(user, "everything")
+
+
+def test_rank_mix_ablation_leaves_the_dense_similarity_alone_under_a_bm25_share():
+    # similarity_share 1.0 beside the user's bm25_share would be an invalid mix (sum above 1)
+    user = LookupSettings(rerank_weights={"similarity_share": 0.7, "bm25_share": 0.2})
+    weights = ablation_overrides(user, "rank_mix")["rerank_weights"]
+    assert weights == {"similarity_share": 1.0, "bm25_share": 0.0}
+    assert RerankWeights.from_overrides(weights).bm25_share == 0.0
