@@ -186,3 +186,58 @@ def test_a_held_out_file_is_scored_blind_and_reports_pool(
     assert set(pool["pooled"]["vs_configs"]) == set(report["baselines"])
     assert pool["pooled"]["vs_configs"][pool["pooled"]["best_single"]] == single
     assert pool["decision"]["out_of_scope"] == 2
+
+
+def test_variants_are_scored_in_the_same_run_and_pool_in_the_pipelines_place(
+    sample_kb_store, tmp_path: Path
+):
+    argv = ["eval", "queries", str(QUESTIONS), "--bare", "bm25", "--kb", str(SAMPLE_KB)]
+    _, out = run(
+        [
+            *argv,
+            "--variant",
+            "same={}",
+            "--variant",
+            'dense={"retrieval_mode": "dense", "rerank_weights": {"first_chunk": 0}}',
+            *store_args(sample_kb_store),
+        ]
+    )
+    report = json.loads(out.strip().splitlines()[-1])
+    variants = report["variants"]
+    assert set(variants) == {"same", "dense"}
+    assert "pipeline" in report["per_question"]
+    assert "same" not in report["per_question"]  # a variant is not a bare wiring to pool against
+    ours = report["per_question"]["pipeline"]
+    assert variants["same"]["per_question"] == ours  # the defaults again: the same scores
+    assert variants["same"]["vs_pipeline"]["mrr@5"]["delta"] == 0.0
+    dense = variants["dense"]
+    assert dense["overrides"] == {"retrieval_mode": "dense", "rerank_weights": {"first_chunk": 0}}
+    gap = dense["vs_pipeline"]["mrr@5"]
+    assert gap["delta"] == pytest.approx(dense["mrr@5"] - report["mrr@5"], abs=1e-3)
+    assert gap["n"] == len(ours["mrr@5"])
+
+    saved = tmp_path / "variants.json"
+    saved.write_text(out, encoding="utf-8")
+    pool, _ = run(["eval", "pool", str(saved), "--variant", "dense"])
+    assert pool["pooled"]["pipeline"] == pytest.approx(dense["mrr@5"], abs=1e-3)
+    pooled, _ = run(["eval", "pool", str(saved)])
+    assert pooled["pooled"]["pipeline"] == pytest.approx(report["mrr@5"], abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("variant", "message"),
+    [
+        ('x={"no_such_setting": 1}', "unknown setting 'no_such_setting'"),
+        ('x={"rerank_weights": {"similarity_share": 0.9, "bm25_share": 0.2}}', "at most 1"),
+        ("x=[1]", "expected NAME="),
+        ("x={", "invalid JSON"),
+    ],
+)
+def test_a_bad_variant_is_refused_before_anything_runs(sample_kb_store, variant, message):
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["eval", "queries", str(QUESTIONS), "--variant", variant, *store_args(sample_kb_store)]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*argv, "--no-progress"])
+    assert code != 0
+    assert message in err.getvalue()
+    assert "Traceback" not in err.getvalue()

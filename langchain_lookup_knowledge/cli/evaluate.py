@@ -5,6 +5,8 @@ retrieval quality against bare LangChain baselines, on the configured collection
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_lookup_knowledge.cli.options import (
@@ -103,6 +105,7 @@ def run_queries(args: argparse.Namespace) -> int:
         show_progress=progress_flag(args),
         bare=[n.strip() for n in args.bare.split(",") if n.strip()] if args.bare else None,
         bare_uri=args.bare_uri,
+        variants=variants_flag(args.variant),
     )
     print_output(report, args.json, format_queries)
     failures = gate_failures(report, floors)
@@ -128,11 +131,38 @@ def ablations_flag(value: str | None) -> bool | list[str]:
     return names
 
 
+def variants_flag(values: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+    """``--variant NAME=JSON`` (repeatable) -> {name: settings overrides}.
+
+    Example:
+        >>> variants_flag(['bm25={"rerank_weights": {"bm25_share": 0.2}}'])
+        {'bm25': {'rerank_weights': {'bm25_share': 0.2}}}
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for text in values or []:
+        name, _, overrides = text.partition("=")
+        name = name.strip()
+        try:
+            parsed = json.loads(overrides) if overrides else None
+        except json.JSONDecodeError as exc:
+            raise LookupKnowledgeError(f"--variant {text!r}: invalid JSON: {exc}") from None
+        if not name or not isinstance(parsed, dict):
+            raise LookupKnowledgeError(
+                f'--variant {text!r}: expected NAME={{"setting": value, ...}}'
+            )
+        if name in out:
+            raise LookupKnowledgeError(f"--variant {name!r} given twice")
+        out[name] = parsed
+    return out
+
+
 def run_pool(args: argparse.Namespace) -> int:
     """Pool saved ``eval queries --json`` reports: per-set and pooled deltas with intervals."""
     from langchain_lookup_knowledge.evaluation.pool import format_pool, load_report, pool_reports
 
-    pool = pool_reports([load_report(p) for p in args.reports], metric=args.metric)
+    pool = pool_reports(
+        [load_report(p) for p in args.reports], metric=args.metric, variant=args.variant
+    )
     print_output(pool, args.json, format_pool)
     return EXIT_OK
 
@@ -184,12 +214,25 @@ def register(sub: Subcommands) -> None:
         "wirings' collections (default: the pipeline's --uri); they are reused by content, so "
         "one store of them serves every collection ingested from the same folder",
     )
+    queries.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME=JSON",
+        help='also score a pipeline variant (settings overrides, e.g. bm25={"rerank_weights": '
+        '{"bm25_share": 0.2}}) on the same questions in the same run, with the interval of '
+        "its difference from the pipeline; repeatable",
+    )
     add_measure_args(queries)
     queries.set_defaults(func=run_queries)
 
     pool = eval_sub.add_parser("pool", help="pool saved eval queries --json reports")
     pool.add_argument("reports", nargs="+", help="files holding an eval queries --json report")
     pool.add_argument("--metric", default="mrr@5", help="metric compared (default: mrr@5)")
+    pool.add_argument(
+        "--variant",
+        metavar="NAME",
+        help="pool this eval queries --variant in the pipeline's place (every report needs it)",
+    )
     pool.add_argument("--json", action="store_true", help="last line: one JSON object")
     pool.add_argument("--no-progress", action="store_true", help="(nothing to show; accepted)")
     pool.set_defaults(func=run_pool)

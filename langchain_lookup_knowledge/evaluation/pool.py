@@ -53,6 +53,16 @@ def load_report(path: str | Path) -> dict[str, Any]:
     return report
 
 
+def _with_variant(report: Mapping[str, Any], variant: str) -> dict[str, Any]:
+    """The report with the variant's per-question scores as the pipeline's."""
+    found = report.get("variants", {}).get(variant)
+    if found is None:
+        raise ConfigurationError(f"{report.get('file')}: no variant {variant!r} in the report")
+    per_question = dict(report["per_question"]) | {PIPELINE: found["per_question"]}
+    pipeline = dict(report.get("pipeline", {})) | {"decision": found.get("decision", {})}
+    return dict(report) | {"per_question": per_question, "pipeline": pipeline}
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -83,14 +93,22 @@ def _sum_decisions(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def pool_reports(reports: Sequence[Mapping[str, Any]], *, metric: str = "mrr@5") -> dict[str, Any]:
+def pool_reports(
+    reports: Sequence[Mapping[str, Any]], *, metric: str = "mrr@5", variant: str | None = None
+) -> dict[str, Any]:
     """Per-set and pooled comparison of the pipeline with the bare configurations on ``metric``.
 
+    ``variant``: an ``eval queries --variant`` of every report takes the pipeline's place (its
+    per-question scores, against the same run's bare configurations).
+
     Raises:
-        ConfigurationError: no report, or a report without ``metric`` per question.
+        ConfigurationError: no report, a report without ``metric`` per question, or without
+            the variant.
     """
     if not reports:
         raise ConfigurationError("no reports to pool")
+    if variant is not None:
+        reports = [_with_variant(report, variant) for report in reports]
     sets: list[dict[str, Any]] = []
     ours_groups: list[list[float]] = []
     per_config: dict[str, list[list[float]]] = {}

@@ -23,6 +23,7 @@ its numbers but no question text, ranking or signal, so nobody tunes on what it 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.baseline import (
     BareKind,
@@ -311,6 +313,31 @@ def _has_cjk_question(qset: QuestionSet) -> bool:
     return any(cjk_ratio(q) > 0.3 for q in qset.queries.values())
 
 
+def variant_overrides(settings: LookupSettings, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A variant's settings overrides, its ``rerank_weights`` on top of the user's own.
+
+    Raises:
+        ConfigurationError: an unknown setting, or a value the settings refuse.
+
+    Example:
+        >>> user = LookupSettings(rerank_weights={"l0_title": 0.2})
+        >>> variant_overrides(user, {"rerank_weights": {"bm25_share": 0.2}, "rrf_k": 20})
+        {'rerank_weights': {'l0_title': 0.2, 'bm25_share': 0.2}, 'rrf_k': 20}
+    """
+    unknown = sorted(set(overrides) - set(LookupSettings.model_fields))
+    if unknown:
+        raise ConfigurationError(f"variant: unknown setting {unknown[0]!r}")
+    out = dict(overrides)
+    if "rerank_weights" in out:
+        out["rerank_weights"] = dict(settings.rerank_weights) | dict(out["rerank_weights"])
+    try:
+        checked = LookupSettings.model_validate(settings.model_dump() | out)
+        RerankWeights.from_overrides(checked.rerank_weights)
+    except ValueError as exc:  # pydantic's ValidationError is one
+        raise ConfigurationError(f"variant {dict(overrides)}: {exc}") from None
+    return out
+
+
 def ablation_overrides(settings: LookupSettings, name: str) -> dict[str, Any]:
     """The settings overrides that switch component ``name`` of :data:`ABLATIONS` off.
 
@@ -391,6 +418,7 @@ def run_queries(
     show_progress: bool | None = None,
     bare: Sequence[str] | None = None,
     bare_uri: str | None = None,
+    variants: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Score the question file on the pipeline collection (and bare baselines with ``kb``).
 
@@ -405,11 +433,19 @@ def run_queries(
         show_progress: Progress bars (None: on a terminal).
         bare: The names of :data:`BARE_CONFIGS` to run (None: all of them).
         bare_uri: The Milvus URI of the bare collections (None: the pipeline's).
+        variants: Pipeline variants by name, each settings overrides (``rerank_weights`` on
+            top of the user's): each is scored on the same questions in the same run, with
+            its per-question scores and the interval of its difference from the pipeline
+            (``variants.<name>.vs_pipeline``); ``eval pool --variant`` pools them.
 
     Raises:
-        ConfigurationError: an unknown name in ``bare`` (before anything runs).
+        ConfigurationError: an unknown name in ``bare``, or a variant's setting (before
+            anything runs).
     """
     configs = _bare_configs(bare)
+    variant_settings = {
+        name: variant_overrides(settings, overrides) for name, overrides in (variants or {}).items()
+    }
     progress = progress_enabled(show_progress)
     blind = is_held_out(path) if blind is None else blind
     qset = load_questions(path, kb_name=kb_name)
@@ -451,6 +487,18 @@ def run_queries(
             "gain": _intervals(ours, values),
         }
 
+    variant_reports: dict[str, Any] = {}
+    for name, overrides in variant_settings.items():
+        variant = runner.run(desc=f"variant {name}", **overrides)
+        scores, values = _scores(variant, qset)
+        variant_reports[name] = scores | {
+            "overrides": dict((variants or {})[name]),
+            "timing": variant.timing(),
+            "decision": decision_rates(variant, qset.qrels),
+            "vs_pipeline": _intervals(values, ours),
+            "per_question": values,
+        }
+
     result: dict[str, Any] = {
         "questions": len(qset.queries),
         "in_scope": len(qset.in_scope),
@@ -464,6 +512,7 @@ def run_queries(
         "pipeline": pipeline,
         "baselines": baselines,
         "ablations": ablations,
+        "variants": variant_reports,
         "per_question": per_question,
         "settings": {
             "retrieval_mode": settings.retrieval_mode,
@@ -593,6 +642,13 @@ def format_queries(report: dict[str, Any]) -> str:
             f"ablate {name} ({ablation['off']} off): MRR@5 {ablation['mrr@5']:.4f}, gain of the "
             f"component MRR@5 {_interval_text(gain['mrr@5'])}, nDCG@10 "
             f"{_interval_text(gain['ndcg@10'])}"
+        )
+    for name, variant in report.get("variants", {}).items():
+        iv = variant["vs_pipeline"]
+        lines.append(
+            f"variant {name} {json.dumps(variant['overrides'])}: MRR@5 {variant['mrr@5']:.4f}, "
+            f"variant - pipeline MRR@5 {_interval_text(iv['mrr@5'])}, "
+            f"nDCG@10 {_interval_text(iv['ndcg@10'])}"
         )
     for skipped in report.get("not_indexed", []):
         lines.append(
