@@ -5,6 +5,7 @@ its evidence; the previous rule (``evidence_decision=similarity``) stays availab
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,50 @@ def test_the_fit_takes_a_stricter_share_for_the_families_it_names(tmp_path: Path
     )
     assert refused.returncode != 0
     assert "'hybird=0.99'" in refused.stderr
+
+
+def test_the_fit_adds_the_signals_it_is_told_and_averages_fold_assignments(tmp_path: Path):
+    """--signals adds a report signal to the found model of the families named (with and
+    without the vocabulary), an unknown one is refused by name; --assignments averages the
+    cross-validated rates over that many fold assignments; --term-required all withholds every
+    family's first block without a question term (the lookup's rule: sparse and lexical)."""
+    signals, _ = _synthetic_dev_report(tmp_path)
+    rng = random.Random(11)
+    hybrid_inside = [r for r in signals if r["family"] == "hybrid" and r["in_scope"]]
+    for r in signals:
+        r["dense_margin"] = rng.uniform(-0.1, 0.1) + (0.05 if r["in_scope"] else -0.05)
+    for r in hybrid_inside[::4]:  # a quarter of the hybrid path's answerable rows: no term
+        r["coverage"] = 0.0
+    report = json.loads((tmp_path / "dev.json").read_text(encoding="utf-8"))
+    report["signals"] = signals
+    saved = tmp_path / "dev_margin.json"
+    saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    script = str(REPO / "evals" / "fit_decision.py")
+
+    def fit(*flags: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, script, "--min-found", "0.9", *flags, str(saved)],
+            capture_output=True,
+            text=True,
+            check=check,
+        )
+
+    added = json.loads(fit("--signals", "sparse=dense_margin", "--assignments", "3").stdout)
+    assert "dense_margin" in added["evidence_model"]["sparse"]
+    assert "dense_margin" in added["fallback_evidence_model"]["sparse"]
+    assert "dense_margin" not in added["evidence_model"]["hybrid"]
+    mean = added["dev_cv_assignments"]["mode=hybrid"]
+    assert mean["assignments"] == 3
+    assert mean["out_of_scope_min"] <= mean["out_of_scope_no_evidence"] <= mean["out_of_scope_max"]
+    plain = json.loads(fit().stdout)
+    assert plain["dev_cv_assignments"]["mode=hybrid"]["assignments"] == 1
+    assert plain["dev_cv_assignments"]["mode=hybrid"]["in_scope_found"] == pytest.approx(
+        plain["dev_cv"]["mode=hybrid"]["in_scope_found"], abs=1e-4
+    )
+    refused = fit("--signals", "sparse=dense_margn", check=False)
+    assert refused.returncode != 0
+    assert "dense_margn" in refused.stderr
+    assert plain["dev"]["family=hybrid"]["in_scope_found"] >= 0.9
+    strict = json.loads(fit("--term-required", "all").stdout)
+    withheld = len(hybrid_inside[::4]) / len(hybrid_inside)
+    assert strict["dev"]["family=hybrid"]["in_scope_found"] <= 1 - withheld + 1e-9

@@ -40,9 +40,12 @@ FEATURES = (
     "agreement",
     "l0_match",
     "bm25_per_term",
+    "dense_margin",
     *VOCABULARY_FEATURES,
 )
-"""Signal names a model may weigh (besides ``bias``); the last five need the KB vocabulary."""
+"""Signal names a model may weigh (besides ``bias``); the last five need the KB vocabulary.
+``dense_margin`` is computed and reported but weighed by no default model (measured on dev, see
+the README's evidence decision)."""
 
 FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 """Retrieval families a model may have weights for (see the module docstring)."""
@@ -118,6 +121,10 @@ class EvidenceSignals:
         l0_match: 1.0 when L0 matched the first block's document by title, keyword, alias or
             entity.
         bm25_per_term: BM25-only: the first block's BM25 score divided by the question's terms.
+        dense_margin: The best dense similarity of the first block's document minus that of
+            the best other document among the first five blocks (0.0 when no other document
+            is among them): negative when the dense leg prefers another document to the one
+            the lookup ranked first.
         terms: The question's significant terms.
         unseen_share: KB vocabulary: share of the question's terms no document holds.
         unseen_idf: KB vocabulary: their share of the question's IDF mass.
@@ -136,6 +143,7 @@ class EvidenceSignals:
     agreement: float = 0.0
     l0_match: float = 0.0
     bm25_per_term: float = 0.0
+    dense_margin: float = 0.0
     terms: int = 0
     unseen_share: float = 0.0
     unseen_idf: float = 0.0

@@ -33,6 +33,7 @@ def block(
     content: str = "The node disk is full.",
     raw: float = 0.1,
     reasons: tuple[str, ...] = (),
+    source: str = "a.md",
 ) -> EvidenceBlock:
     label = ScoreLabel(
         path="sdk",
@@ -44,8 +45,8 @@ def block(
         rank_score=rank_score,
     )
     return EvidenceBlock(
-        evidence_key="a.md#0",
-        source="a.md",
+        evidence_key=f"{source}#0",
+        source=source,
         title=title,
         content=content,
         score_label=label,
@@ -70,6 +71,35 @@ def test_signals_come_from_the_first_block_and_the_question():
     assert sparse.bm25_per_term == pytest.approx(6.0 / sparse.terms)
     assert sparse.agreement == 0.0
     assert evidence_signals([], "anything") is None
+
+
+def test_dense_margin_is_how_far_the_dense_leg_prefers_the_first_block_s_document():
+    """The first document's best similarity (any of its blocks) minus the best other
+    document's, over the first five blocks; 0 with no other document; a model that weighs it
+    says its share in the note (the default models do not weigh it)."""
+    ranked = [
+        block(0.50, source="a.md"),
+        block(0.62, source="b.md"),
+        block(0.58, source="a.md"),
+        block(0.40, source="c.md"),
+    ]
+    signals = evidence_signals(ranked, "node disk full")
+    assert signals is not None
+    assert signals.dense_margin == pytest.approx(0.58 - 0.62)
+    without_b = [ranked[0], ranked[2], ranked[3]]
+    assert evidence_signals(without_b, "node disk full").dense_margin == pytest.approx(0.18)
+    alone = evidence_signals([block(0.5), block(0.7)], "node disk full")
+    assert alone.dense_margin == 0.0
+    sixth = [block(0.5, source="a.md"), *(block(0.3, source=f"{i}.md") for i in range(4))]
+    beyond = evidence_signals([*sixth, block(0.9, source="z.md")], "node disk full")
+    assert beyond.dense_margin == pytest.approx(0.2)  # the sixth block is not compared
+    assert all("dense_margin" not in w for w in DEFAULT_EVIDENCE_MODEL.values())
+    weighing = {f: w | {"dense_margin": 10.0} for f, w in DEFAULT_EVIDENCE_MODEL.items()}
+    settings = LookupSettings(evidence_decision="calibrated", evidence_model=weighing)
+    decision = decide_evidence(ranked, "node disk full", settings, VOCABULARY)
+    assert "dense_margin -0.040 -> -0.40" in decision.note
+    plain = decide_evidence(ranked, "node disk full", CALIBRATED, VOCABULARY)
+    assert decision.confidence < plain.confidence
 
 
 def test_confidence_grows_with_each_positive_signal():
