@@ -7,13 +7,14 @@ pipeline (``top_k=10``, ``per_document_cap=1``, ``evidence_decision=similarity``
 query, with a paired bootstrap interval of its difference from the defaults. Tune on the train
 split (or a slice of it with ``--every``), then measure the chosen variant once on test.
 
-A variant that sets ``bm25_k1`` / ``bm25_b`` rebuilds the collection's BM25 index with them
-before it runs (Milvus reads them when the index is built, not per search; nothing is embedded
-again), and every other variant runs on the index as it was; the index is left as it was found.
-Use a copy of the database when other runs share it.
+Each variant runs on the BM25 index an ingest with its settings would build (``bm25_k1``,
+``bm25_b``, ``bm25_defaults``: the defaults are ``auto``'s 0.9 / 0.4 for SciFact's standard
+analyzer, ``{"bm25_defaults": "engine"}`` the engine's own); the index is rebuilt when that
+differs from the current one (Milvus reads them when the index is built, not per search; nothing
+is embedded again) and left as it was found. Use a copy of the database when other runs share it.
 
     python evals/scifact_tune.py ../shared/data/beir-scifact --uri /tmp/fig/scifact.db \\
-        --split train --variant 'rrf60={"rrf_k": 60}' --variant 'pool50={"candidate_k": 50}'
+        --split train --variant 'engine={"bm25_defaults": "engine"}' --variant 'rrf60={"rrf_k": 60}'
 """
 
 from __future__ import annotations
@@ -43,11 +44,15 @@ from langchain_lookup_knowledge.store.schema import (
 )
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10")
-BM25_INDEX_SETTINGS = ("bm25_k1", "bm25_b")
+BM25_INDEX_SETTINGS = ("bm25_k1", "bm25_b", "bm25_defaults")
 
 
 class SparseIndex:
-    """The collection's BM25 index, rebuilt per variant only when its parameters differ."""
+    """The collection's BM25 index, rebuilt per variant only when its parameters differ.
+
+    A variant's parameters are the ones ``bm25_parameters`` asks for this analyzer; one it
+    leaves unset is the engine's default (an ingest would keep the index's own value).
+    """
 
     def __init__(self, settings: LookupSettings) -> None:
         self.client = open_client(settings)
@@ -56,13 +61,19 @@ class SparseIndex:
         self.current = dict(self.original)
 
     def use(self, overrides: dict[str, Any]) -> dict[str, float]:
-        """Index with the variant's BM25 parameters (the original's for the rest)."""
+        """Index with the variant's BM25 parameters (the engine's defaults for the rest)."""
         asked = {k: v for k, v in overrides.items() if k in BM25_INDEX_SETTINGS}
-        wanted = self.original | bm25_parameters(LookupSettings(**asked))
+        wanted = bm25_parameters(LookupSettings(**asked), self.layout.analyzer)
         if wanted != self.current:
             rebuild_sparse_index(self.client, self.layout, wanted)
             self.current = wanted
         return wanted
+
+    def restore(self) -> None:
+        """The index as it was found."""
+        if self.current != self.original:
+            rebuild_sparse_index(self.client, self.layout, self.original)
+            self.current = dict(self.original)
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
@@ -120,7 +131,7 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-    index.use({})  # the index as it was found
+    index.restore()
     if args.json:
         print(json.dumps(report))
 

@@ -1,12 +1,13 @@
-"""``bm25_k1`` / ``bm25_b``: the BM25 index of a Milvus Lite collection is built with them, and
-an ingest rebuilds an existing collection's index when they change.
+"""``bm25_k1`` / ``bm25_b`` / ``bm25_defaults``: the BM25 index of a Milvus Lite collection is
+built with them, and an ingest rebuilds an existing collection's index when they change.
 
 Vectors come from the FAKE deterministic ``DirectionEmbeddings`` (tests/fakes.py): no chunk or
 question here names an axis, so ``retrieval_mode=sparse`` isolates what BM25 ranks. The two
 documents that hold "quota" are built so that the length normalisation decides their order:
 a short one that says it twice (title and text) and a long one that says it eight times among
-two hundred other words. With ``b=0.75`` (the default) the short one ranks first; with ``b=0``
-(no length normalisation) the long one does.
+two hundred other words. With Milvus Lite's own ``k1=1.5, b=0.75`` (``bm25_defaults=engine``) the
+short one ranks first; with ``b=0`` (no length normalisation) the long one does, and with the
+passage setting ``auto`` gives an English collection (``k1=0.9, b=0.4``) the long one does too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from langchain_lookup_knowledge.pipeline.plan import plan_query
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.schema import (
+    PASSAGE_BM25,
     apply_bm25_parameters,
     describe_chunk_collection,
     indexed_bm25_parameters,
@@ -86,36 +88,54 @@ def _close_clients():
 
 
 def test_a_new_collection_is_indexed_with_them_and_milvus_lite_ranks_by_them(tmp_path):
-    default = _ingest(tmp_path / "default")
-    assert indexed(default) == {}  # the engine's own defaults
-    assert bm25_order(default)[:2] == [SHORT, LONG]
+    engine = _ingest(tmp_path / "engine", bm25_defaults="engine")
+    assert indexed(engine) == {}  # the engine's own defaults
+    assert bm25_order(engine)[:2] == [SHORT, LONG]
 
-    flat = _ingest(tmp_path / "flat", bm25_b=0.0)
+    flat = _ingest(tmp_path / "flat", bm25_defaults="engine", bm25_b=0.0)
     assert indexed(flat) == {"bm25_b": 0.0}
     assert bm25_order(flat)[:2] == [LONG, SHORT]  # no length normalisation: eight mentions win
 
 
+def test_auto_gives_an_english_collection_the_passage_setting_and_a_chinese_one_the_engines(
+    tmp_path,
+):
+    english = _ingest(tmp_path / "en")  # the standard analyzer (the KB is English)
+    assert indexed(english) == PASSAGE_BM25 == {"bm25_k1": 0.9, "bm25_b": 0.4}
+    assert bm25_order(english)[:2] == [LONG, SHORT]  # b 0.4: the long one is penalised less
+
+    own_b = _ingest(tmp_path / "own_b", bm25_b=0.75)  # a value set wins over auto's
+    assert indexed(own_b) == {"bm25_k1": 0.9, "bm25_b": 0.75}
+
+    chinese = _ingest(tmp_path / "zh", bm25_analyzer="jieba")
+    assert indexed(chinese) == {}  # 0.9 / 0.4 lost on the Chinese dev sets: the engine's
+
+
 def test_an_ingest_rebuilds_the_index_when_they_change_and_keeps_it_when_unset(tmp_path):
-    first = _ingest(tmp_path)
+    first = _ingest(tmp_path, bm25_defaults="engine")
     assert bm25_order(first)[:2] == [SHORT, LONG]
 
-    flat = _ingest(tmp_path, bm25_b=0.0)  # nothing to write: only the index is rebuilt
+    flat = _ingest(tmp_path, bm25_defaults="engine", bm25_b=0.0)  # only the index is rebuilt
     assert indexed(flat) == {"bm25_b": 0.0}
     assert bm25_order(flat)[:2] == [LONG, SHORT]
 
-    unset = _ingest(tmp_path)  # None asks for nothing: the index stays as built
+    unset = _ingest(tmp_path, bm25_defaults="engine")  # engine asks nothing: kept as built
     assert indexed(unset) == {"bm25_b": 0.0}
     assert bm25_order(unset)[:2] == [LONG, SHORT]
 
-    k1_only = _ingest(tmp_path, bm25_k1=1.2)  # the other parameter keeps the index's value
+    k1_only = _ingest(tmp_path, bm25_defaults="engine", bm25_k1=1.2)  # b keeps the index's
     assert indexed(k1_only) == {"bm25_b": 0.0, "bm25_k1": 1.2}
 
     client = open_client(k1_only)
     layout = describe_chunk_collection(client, k1_only, None)
     assert not apply_bm25_parameters(client, k1_only, layout)  # already so: not rebuilt
-    back = _settings(tmp_path, bm25_b=0.75)
+    back = _settings(tmp_path, bm25_defaults="engine", bm25_b=0.75)
     assert apply_bm25_parameters(client, back, layout)
     assert bm25_order(back)[:2] == [SHORT, LONG]
+
+    upgraded = _ingest(tmp_path)  # the defaults (auto) on a collection built before them
+    assert indexed(upgraded) == PASSAGE_BM25
+    assert bm25_order(upgraded)[:2] == [LONG, SHORT]
 
 
 @pytest.mark.parametrize(("field", "value"), [("bm25_k1", 0.0), ("bm25_b", 1.5)])

@@ -1,6 +1,6 @@
-"""``eval beir`` on a small real SciFact slice (evals/scifact_slice.py): ``bm25_k1`` / ``bm25_b``
-rebuild the BM25 index of the cached collection (nothing is ingested again) and the report says
-which index it scored. Skips where ../shared/data is absent.
+"""``eval beir`` on a small real SciFact slice (evals/scifact_slice.py): ``bm25_defaults`` /
+``bm25_k1`` / ``bm25_b`` rebuild the BM25 index of the cached collection (nothing is ingested
+again) and the report says which index it scored. Skips where ../shared/data is absent.
 """
 
 from __future__ import annotations
@@ -47,15 +47,20 @@ def test_bm25_parameters_rebuild_the_cached_index_and_the_report_names_it(
     uri = str(tmp_path / "sf.db")
     argv = ["eval", "beir", str(scifact_slice), "--uri", uri, "--no-baselines"]
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_RETRIEVAL_MODE", "sparse")
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_BM25_DEFAULTS", "engine")
     first = run_json(argv)
     assert not first["cached"]
     assert first["settings"]["bm25_index"] == {}  # built with the engine's defaults
 
-    monkeypatch.setenv("LOOKUP_KNOWLEDGE_BM25_K1", "0.9")
-    monkeypatch.setenv("LOOKUP_KNOWLEDGE_BM25_B", "0.4")
+    monkeypatch.delenv("LOOKUP_KNOWLEDGE_BM25_DEFAULTS")  # auto: SciFact is English
     tuned = run_json(argv)
     assert tuned["cached"]  # the same collection: only its BM25 index was built again
     assert tuned["collection"] == first["collection"]
     assert tuned["settings"]["bm25_index"] == {"bm25_k1": 0.9, "bm25_b": 0.4}
     assert tuned["queries"] == first["queries"] == 4
+
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_BM25_K1", "1.2")
+    own = run_json(argv)
+    assert own["cached"]
+    assert own["settings"]["bm25_index"] == {"bm25_k1": 1.2, "bm25_b": 0.4}
     close_all_clients()

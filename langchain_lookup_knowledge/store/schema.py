@@ -214,19 +214,40 @@ def _create_chunk_collection(
                 output_field_names=[settings.sparse_field],
             )
         )
-        index.add_index(settings.sparse_field, **sparse_index_params(bm25_parameters(settings)))
+        bm25 = bm25_parameters(settings, analyzer)
+        index.add_index(settings.sparse_field, **sparse_index_params(bm25))
     create_indexed_collection(client, settings.collection, schema, index, properties)
 
 
-def bm25_parameters(settings: LookupSettings) -> dict[str, float]:
-    """The BM25 parameters the settings ask of a sparse index ({}: the engine's defaults).
+PASSAGE_BM25: dict[str, float] = {"bm25_k1": 0.9, "bm25_b": 0.4}
+"""``bm25_defaults=auto`` for a collection with the standard analyzer: BEIR's BM25 (Anserini's
+passage setting). Chunks are passages whatever the documents were (at most ``chunk_size``
+characters: 42-167 words from p10 to p90 in the SciFact, runbooks-en and APISIX en chunks)."""
+
+
+def bm25_parameters(settings: LookupSettings, analyzer: str | None = None) -> dict[str, float]:
+    """The BM25 parameters the settings ask of a sparse index built with ``analyzer`` ({}: the
+    engine's defaults, or for an existing index: as built).
+
+    ``bm25_k1`` / ``bm25_b`` when set; each one unset takes :data:`PASSAGE_BM25` for the
+    standard analyzer under ``bm25_defaults=auto``, nothing otherwise (jieba, or ``engine``).
 
     Example:
-        >>> bm25_parameters(LookupSettings()), bm25_parameters(LookupSettings(bm25_k1=0.9))
-        ({}, {'bm25_k1': 0.9})
+        >>> bm25_parameters(LookupSettings(), "standard")
+        {'bm25_k1': 0.9, 'bm25_b': 0.4}
+        >>> bm25_parameters(LookupSettings(bm25_b=0.75), "standard")
+        {'bm25_k1': 0.9, 'bm25_b': 0.75}
+        >>> bm25_parameters(LookupSettings(), "jieba"), bm25_parameters(LookupSettings(bm25_k1=1.2))
+        ({}, {'bm25_k1': 1.2})
+        >>> bm25_parameters(LookupSettings(bm25_defaults="engine"), "standard")
+        {}
     """
-    wanted = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
-    return {name: float(value) for name, value in wanted.items() if value is not None}
+    auto = settings.bm25_defaults == "auto" and analyzer == "standard"
+    wanted = dict(PASSAGE_BM25) if auto else {}
+    for name, value in (("bm25_k1", settings.bm25_k1), ("bm25_b", settings.bm25_b)):
+        if value is not None:
+            wanted[name] = float(value)
+    return wanted
 
 
 def sparse_index_params(bm25: dict[str, float]) -> dict[str, Any]:
@@ -293,9 +314,10 @@ def rebuild_sparse_index(
 def apply_bm25_parameters(
     client: MilvusClient, settings: LookupSettings, layout: CollectionLayout
 ) -> bool:
-    """Rebuild ``layout``'s BM25 index when ``bm25_k1`` / ``bm25_b`` ask for other values than
-    it has (a setting left None keeps the index's); True when rebuilt."""
-    wanted = bm25_parameters(settings)
+    """Rebuild ``layout``'s BM25 index when the settings ask for other values than it has
+    (:func:`bm25_parameters` for its analyzer; a parameter they leave unset keeps the
+    index's); True when rebuilt."""
+    wanted = bm25_parameters(settings, layout.analyzer)
     if not wanted or layout.sparse_field is None:
         return False
     have = indexed_bm25_parameters(client, layout)
