@@ -71,6 +71,7 @@ from langchain_lookup_knowledge.store.schema import (
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
+    indexed_bm25_parameters,
     is_disk_full,
 )
 from langchain_lookup_knowledge.store.vocabulary_store import (
@@ -107,6 +108,10 @@ class IngestReport:
     total_chunks: int = 0
     seconds: float = 0.0
     bm25: bool = False
+    bm25_index: dict[str, float] = field(default_factory=dict)
+    """The BM25 parameters the sparse index is built with ({}: the engine's defaults)."""
+    bm25_index_rebuilt: bool = False
+    """This ingest rebuilt an existing sparse index with other BM25 parameters."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -126,6 +131,8 @@ class IngestReport:
             "totalChunks": self.total_chunks,
             "seconds": round(self.seconds, 3),
             "bm25": self.bm25,
+            "bm25Index": self.bm25_index,
+            "bm25IndexRebuilt": self.bm25_index_rebuilt,
         }
 
 
@@ -468,7 +475,10 @@ def _ingest(
     else:
         layout = existing
     report.bm25 = layout.has_bm25
-    apply_bm25_parameters(client, settings, layout)  # bm25_k1 / bm25_b: no-op when unset
+    # bm25_defaults / bm25_k1 / bm25_b: a no-op when the index already has what they ask
+    report.bm25_index_rebuilt = apply_bm25_parameters(client, settings, layout)
+    if layout.has_bm25:
+        report.bm25_index = indexed_bm25_parameters(client, layout)
 
     if scope is not None:
         _settle_absent(client, layout, catalog_name, known, stored, scope, report)

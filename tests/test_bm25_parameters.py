@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.cli.ingest import print_ingest_report
 from langchain_lookup_knowledge.errors import ConfigurationError
-from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.ingest import IngestReport, ingest_folder
 from langchain_lookup_knowledge.pipeline.plan import plan_query
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
@@ -58,13 +59,17 @@ def _settings(root: Path, **overrides: object) -> LookupSettings:
     )
 
 
-def _ingest(root: Path, **overrides: object) -> LookupSettings:
+def _ingest_report(root: Path, **overrides: object) -> tuple[LookupSettings, IngestReport]:
     kb = root / "kb"
     for rel, text in KB.items():
         write(kb, rel, text)
     settings = _settings(root, **overrides)
-    ingest_folder(kb, settings, embeddings=DirectionEmbeddings(), show_progress=False)
-    return settings
+    report = ingest_folder(kb, settings, embeddings=DirectionEmbeddings(), show_progress=False)
+    return settings, report
+
+
+def _ingest(root: Path, **overrides: object) -> LookupSettings:
+    return _ingest_report(root, **overrides)[0]
 
 
 def bm25_order(settings: LookupSettings, query: str = "quota") -> list[str]:
@@ -136,6 +141,23 @@ def test_an_ingest_rebuilds_the_index_when_they_change_and_keeps_it_when_unset(t
     upgraded = _ingest(tmp_path)  # the defaults (auto) on a collection built before them
     assert indexed(upgraded) == PASSAGE_BM25
     assert bm25_order(upgraded)[:2] == [LONG, SHORT]
+
+
+def test_the_ingest_report_says_which_index_it_left_and_when_it_rebuilt_one(tmp_path, capsys):
+    _, built = _ingest_report(tmp_path, bm25_defaults="engine")
+    assert built.bm25_index == {}
+    assert not built.bm25_index_rebuilt  # created so, not rebuilt
+    _, upgraded = _ingest_report(tmp_path)  # auto on the engine-built English collection
+    assert upgraded.bm25_index == PASSAGE_BM25
+    assert upgraded.bm25_index_rebuilt
+    assert upgraded.to_dict()["bm25Index"] == {"bm25_k1": 0.9, "bm25_b": 0.4}
+    print_ingest_report(upgraded, as_json=False)
+    assert "BM25 index rebuilt with bm25_b 0.4, bm25_k1 0.9" in capsys.readouterr().out
+    _, again = _ingest_report(tmp_path)
+    assert again.bm25_index == PASSAGE_BM25
+    assert not again.bm25_index_rebuilt
+    print_ingest_report(again, as_json=False)
+    assert "BM25 index" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("field", "value"), [("bm25_k1", 0.0), ("bm25_b", 1.5)])
