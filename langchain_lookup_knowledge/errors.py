@@ -35,6 +35,12 @@ class SchemaMismatchError(LookupKnowledgeError):
     """An existing collection does not fit the configured embedder, metric or fields."""
 
 
+class MissingIndexError(SchemaMismatchError):
+    """A chunk collection has a field without its index (an index build that did not finish,
+    e.g. a process killed during a BM25 index rebuild): ``lookup-knowledge ingest`` builds it
+    again, nothing re-embedded."""
+
+
 class EmbedderMismatchError(ConfigurationError, SchemaMismatchError):
     """A collection was built with another embedding model than the configured one (of the
     same dimension or not): its vectors cannot be compared with the query's."""

@@ -73,6 +73,7 @@ from langchain_lookup_knowledge.store.schema import (
     ensure_chunk_collection,
     indexed_bm25_parameters,
     is_disk_full,
+    repair_missing_indexes,
 )
 from langchain_lookup_knowledge.store.vocabulary_store import (
     rebuild_vocabulary,
@@ -112,6 +113,9 @@ class IngestReport:
     """The BM25 parameters the sparse index is built with ({}: the engine's defaults)."""
     bm25_index_rebuilt: bool = False
     """This ingest rebuilt an existing sparse index with other BM25 parameters."""
+    indexes_repaired: list[str] = field(default_factory=list)
+    """Fields of the collection whose missing index this run built again (an interrupted
+    index build); nothing was re-embedded."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -133,6 +137,7 @@ class IngestReport:
             "bm25": self.bm25,
             "bm25Index": self.bm25_index,
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
+            "indexesRepaired": self.indexes_repaired,
         }
 
 
@@ -395,6 +400,9 @@ def _ingest(
     has_chunks = client.has_collection(settings.collection)
     stored: dict[str, set[str]] = {}
     if has_chunks:
+        # An index build that did not finish (a process killed during a BM25 index rebuild)
+        # leaves a collection nothing can search: built again here from what is stored.
+        report.indexes_repaired = repair_missing_indexes(client, settings)
         existing = describe_chunk_collection(client, settings, None)
         stored = stored_chunk_keys(client, existing.name, existing.id_field)
 

@@ -38,6 +38,9 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
         print(f"  skipped {skipped.source}: {skipped.reason}")
     for warning in report.warnings:
         print(f"  indexed with a change {warning.source}: {warning.reason}")
+    if report.indexes_repaired:
+        fields = ", ".join(report.indexes_repaired)
+        print(f"  repaired the missing index of {fields} (an index build had not finished)")
     for repaired in report.repaired:
         print(f"  repaired {repaired.source}: {repaired.reason}")
     for source in report.pruned:

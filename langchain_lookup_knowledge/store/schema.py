@@ -25,6 +25,7 @@ from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
 from langchain_lookup_knowledge.embeddings.identity import EmbedderIdentity
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
+    MissingIndexError,
     SchemaMismatchError,
     StoreUnavailableError,
 )
@@ -428,12 +429,9 @@ def describe_chunk_collection(
         raise SchemaMismatchError(msg)
     if embedder is not None:
         check_embedder(info, settings, name, embedder)  # the description read above
-    if not client.list_indexes(name, field_name=settings.vector_field):
-        msg = (
-            f"collection {name!r} has no index on {settings.vector_field!r}: create one "
-            f"(e.g. FLAT or HNSW, metric {settings.metric_type}) before searching it"
-        )
-        raise SchemaMismatchError(msg)
+    unindexed = _unindexed_fields(client, name, info, settings)
+    if unindexed:
+        raise MissingIndexError(_missing_index_message(name, unindexed))
     index = client.describe_index(name, settings.vector_field) or {}
     metric = str(index.get("metric_type") or settings.metric_type).upper()
     if metric != settings.metric_type:
@@ -599,6 +597,60 @@ def warm_up(
                 timeout,
                 str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__,
             )
+
+
+def _unindexed_fields(
+    client: MilvusClient, name: str, info: dict[str, Any], settings: LookupSettings
+) -> list[str]:
+    """The dense vector field and the BM25 field of collection ``name`` (when it has them) that
+    have no index: Milvus cannot load or search a collection in that state."""
+    fields = {f["name"] for f in info.get("fields", [])}
+    wanted = [settings.vector_field]
+    if settings.sparse_field in fields and _bm25_input(info, settings.sparse_field)[0]:
+        wanted.append(settings.sparse_field)
+    return [f for f in wanted if f in fields and not client.list_indexes(name, field_name=f)]
+
+
+def _missing_index_message(name: str, unindexed: list[str]) -> str:
+    what = " and ".join(repr(f) for f in unindexed)
+    return (
+        f"collection {name!r} has no index on {what}: an index build did not finish (e.g. "
+        "a process killed while an ingest rebuilt the BM25 index). Run `lookup-knowledge "
+        "ingest PATH` with the same settings to build the missing index again (nothing is "
+        "re-embedded); lookups work again once it has run"
+    )
+
+
+def repair_missing_indexes(client: MilvusClient, settings: LookupSettings) -> list[str]:
+    """Build the indexes an existing chunk collection lacks; the fields repaired ([]: none).
+
+    A dense index is built as a new collection's (:func:`dense_index_params`), a BM25 one with
+    the BM25 parameters a new collection of its analyzer gets (:func:`bm25_parameters`). The
+    stored vectors and term counts are indexed as they are: nothing is embedded or written.
+    The collection cannot be searched while an index is missing, so releasing it costs nothing.
+    """
+    name = settings.collection
+    if not client.has_collection(name):
+        return []
+    info = client.describe_collection(name)
+    unindexed = _unindexed_fields(client, name, info, settings)
+    if not unindexed:
+        return []
+    logger.warning("collection %r has no index on %s: building it again", name, unindexed)
+    fields = {f["name"]: f for f in info.get("fields", [])}
+    index = client.prepare_index_params()
+    for field_name in unindexed:
+        if field_name == settings.vector_field:
+            index.add_index(field_name, **dense_index_params(settings))
+            continue
+        bm25_input = _bm25_input(info, field_name)[0] or ""
+        params = str(fields.get(bm25_input, {}).get("params", {}).get("analyzer_params", ""))
+        analyzer = "jieba" if "jieba" in params else "standard"
+        index.add_index(field_name, **sparse_index_params(bm25_parameters(settings, analyzer)))
+    client.release_collection(name)
+    client.create_index(name, index, sync=False)
+    client.load_collection(name)
+    return unindexed
 
 
 def _bm25_input(info: dict[str, Any], sparse_field: str) -> tuple[str | None, str]:

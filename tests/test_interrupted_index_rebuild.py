@@ -1,0 +1,184 @@
+"""A process killed while an ingest rebuilds the BM25 index: what a fresh process then gets.
+
+Milvus Lite drops every index of a collection when one is dropped, so a process that dies
+between the drop and the create leaves a collection with no index at all: Milvus can neither
+load nor search it. The death is real: a child process runs the ingest with an INJECTED FAULT
+(its ``MilvusClient.create_index`` SIGKILLs the process, the point right after the drop), on real
+Milvus Lite with the real embedder. Then, in this process: a lookup (the tool, the CLI) fails
+with an error that names the collection, the missing indexes and the fix, and the next ingest
+builds them again with nothing re-embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import Embeddings
+from milvus_lite.server_manager import server_manager_instance
+
+from langchain_lookup_knowledge.errors import MissingIndexError
+from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.schema import describe_chunk_collection
+from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
+    from conftest import local_settings
+    from kb_helpers import write
+except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
+    from tests.conftest import local_settings
+    from tests.kb_helpers import write
+
+REPO = Path(__file__).resolve().parents[1]
+KB = {
+    "limits/quota.md": "---\ntitle: Quota\n---\n# Quota\n\nRaise the quota when it is reached.\n",
+    "storage/volume.md": "---\ntitle: Volume\n---\n# Volume\n\nRotate the logs of the volume.\n",
+}
+COLLECTION = "interrupted"
+
+
+def ingest_json(settings: LookupSettings) -> dict[str, Any]:
+    """``lookup-knowledge ingest KB --json`` on ``settings``' collection: its report."""
+    code, out, err = run_cli(
+        [
+            "ingest",
+            str(Path(settings.data_dir) / "kb"),
+            "--uri",
+            settings.milvus_uri,
+            "--collection",
+            settings.collection,
+            "--json",
+        ]
+    )
+    assert code == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+# INJECTED FAULT: the child dies at the first index creation of its ingest, i.e. after the
+# BM25 rebuild released the collection and dropped its indexes (a kill -9 at that moment).
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from pymilvus import MilvusClient
+    from langchain_lookup_knowledge.ingest import ingest_folder
+    from langchain_lookup_knowledge.settings import LookupSettings
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    MilvusClient.create_index = killed
+    root = Path(sys.argv[1])
+    settings = LookupSettings(
+        data_dir=root, milvus_uri=str(root / "milvus.db"), collection=sys.argv[2],
+        record_invocations=False, bm25_b=0.0,  # explicit: this ingest rebuilds the index
+    )
+    ingest_folder(root / "kb", settings, show_progress=False)
+    """
+)
+
+
+@pytest.fixture
+def interrupted(tmp_path: Path, ingest_embeddings: Embeddings) -> Iterator[LookupSettings]:
+    """A collection whose BM25 index rebuild was cut short by a killed process."""
+    for rel, text in KB.items():
+        write(tmp_path / "kb", rel, text)
+    settings = local_settings(tmp_path, collection=COLLECTION, bm25_defaults="engine")
+    ingest_folder(tmp_path / "kb", settings, embeddings=ingest_embeddings, show_progress=False)
+    # pymilvus keeps this process's embedded server (and the database lock) until released
+    close_all_clients()
+    server_manager_instance.release_server(settings.resolved_milvus_uri)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path), COLLECTION],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr[
+        -2000:
+    ]  # it died at the injected fault
+    client = open_client(settings)
+    assert client.has_collection(COLLECTION)
+    assert client.list_indexes(COLLECTION) == []  # Lite dropped the dense index too
+    yield settings
+    close_all_clients()
+
+
+def test_a_lookup_on_it_fails_clearly_in_the_tool_and_the_cli(
+    interrupted: LookupSettings, real_embeddings: Embeddings, monkeypatch: pytest.MonkeyPatch
+):
+    with pytest.raises(MissingIndexError) as caught:
+        describe_chunk_collection(open_client(interrupted), interrupted, None)
+    message = str(caught.value)
+    assert f"collection {COLLECTION!r}" in message
+    assert "'vector'" in message
+    assert "'sparse'" in message
+    assert "lookup-knowledge ingest" in message
+    assert "nothing is re-embedded" in message
+
+    tool = create_lookup_knowledge_tool(interrupted, embeddings=real_embeddings)
+    reply = tool.invoke(
+        {"type": "tool_call", "id": "c1", "name": "lookup_knowledge", "args": {"query": "quota"}}
+    )
+    assert reply.status == "error"  # the agent gets a tool error, not an exception
+    assert COLLECTION in reply.content
+    assert "lookup-knowledge ingest" in reply.content
+    assert "Traceback" not in reply.content
+
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(interrupted.data_dir))
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RECORD_INVOCATIONS", "false")
+    code, out, err = run_cli(
+        ["query", "--uri", interrupted.milvus_uri, "--collection", COLLECTION, "quota"]
+    )
+    assert code != 0
+    assert "has no index on 'vector' and 'sparse'" in err
+    assert "lookup-knowledge ingest" in err
+    assert "Traceback" not in out + err
+
+
+def test_the_next_ingest_builds_the_missing_indexes_and_re_embeds_nothing(
+    interrupted: LookupSettings, real_embeddings: Embeddings, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(interrupted.data_dir))
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RECORD_INVOCATIONS", "false")
+    report = ingest_json(interrupted)
+    assert report["indexesRepaired"] == ["vector", "sparse"]
+    assert report["chunksWritten"] == 0
+    assert report["unchanged"] == len(KB)
+    assert report["totalChunks"] == len(KB)
+
+    layout = describe_chunk_collection(open_client(interrupted), interrupted, None)
+    assert layout.has_bm25
+    assert layout.index_type == interrupted.index_type
+    tool = create_lookup_knowledge_tool(interrupted, embeddings=real_embeddings)
+    reply = tool.invoke(
+        {
+            "type": "tool_call",
+            "id": "c2",
+            "name": "lookup_knowledge",
+            "args": {"query": "how do I raise the quota"},
+        }
+    )
+    assert reply.status == "success"
+    assert reply.artifact["found"] is True
+    assert reply.artifact["evidenceBlocks"][0]["source"] == "limits/quota.md"
+
+    again = ingest_json(interrupted)
+    assert again["indexesRepaired"] == []  # whole again: nothing to repair
