@@ -48,6 +48,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (
+    MARKDOWN_SUFFIXES,
     SkippedFile,
     load_document,
     walk_knowledge_folder,
@@ -252,7 +253,8 @@ def ingest_folder(
     ingesting another folder into it is refused (the message names the other folder).
 
     Raises:
-        ConfigurationError: ``path`` is missing or not a folder, or the collection holds
+        ConfigurationError: ``path`` is missing, not a folder or has no markdown file (and
+            ``prune`` is off), or the collection holds
             another folder's documents under the same (empty) namespace.
         StoreUnavailableError: Milvus cannot be opened or written.
         EmbeddingError: the embedder failed, or answered unusable vectors.
@@ -274,6 +276,12 @@ def ingest_folder(
         else None
     )
     walk = walk_knowledge_folder(root, follow_links_inside=follow_links)
+    if not walk.files and not walk.skipped and not prune:
+        raise ConfigurationError(
+            f"no markdown files ({', '.join(MARKDOWN_SUFFIXES)}; hidden ones are ignored) in "
+            f"{root}: nothing to index (if its files were deleted on purpose, --prune / "
+            "prune=True removes them from the collection)"
+        )
     report.skipped.extend(walk.skipped)
     report.files_seen = len(walk.files) + len(walk.skipped)
     docs: list[KnowledgeDocument] = []

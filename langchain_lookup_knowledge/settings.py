@@ -587,6 +587,34 @@ class LookupSettings(BaseSettings):
 
         return validate_identifier(value, what="collection name")
 
+    @field_validator("invocation_db_url")
+    @classmethod
+    def _records_url_names_a_known_database(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+        scheme = value.split("://", 1)[0] if "://" in value else ""
+        try:
+            make_url(value).get_dialect().import_dbapi()
+        except NoSuchModuleError:
+            raise ValueError(
+                f"unknown database {scheme!r} in the URL: use postgresql+psycopg://user@host/db "
+                "or sqlite:///path/to/file.sqlite3"
+            ) from None
+        except (ArgumentError, ValueError):
+            raise ValueError(
+                "not a database URL: use postgresql+psycopg://user@host/db or "
+                "sqlite:///path/to/file.sqlite3"
+            ) from None
+        except ImportError as exc:  # the dialect is known, its driver is not installed
+            raise ValueError(
+                f"the driver of {scheme!r} is not installed ({exc.name or exc}): for PostgreSQL "
+                "pip install 'langchain-lookup-knowledge[postgres]' and use postgresql+psycopg://"
+            ) from None
+        return value
+
     @field_validator("default_filter")
     @classmethod
     def _default_filter_is_safe(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -14,10 +14,11 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from langchain_lookup_knowledge.cli import (
     bench,
@@ -32,6 +33,7 @@ from langchain_lookup_knowledge.cli import (
 from langchain_lookup_knowledge.cli.options import EXIT_USER_ERROR, Subcommands
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.redaction import RedactingFilter, redact
+from langchain_lookup_knowledge.settings import ENV_PREFIX, LookupSettings
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -46,6 +48,9 @@ COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     records.register,  # records prune
 )
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (`| head`)
+# Variables of the test suite's own fixtures, not settings.
+_NOT_SETTINGS_PREFIX = f"{ENV_PREFIX}TEST_"
 # Their ERROR records carry tracebacks (e.g. milvus_lite on a locked database) for failures this
 # CLI already reports in one line.
 _NOISY_LOGGERS = ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx")
@@ -95,6 +100,39 @@ def _configure_logging(verbose: bool) -> None:
     logging.getLogger("jieba").addFilter(_warnings_and_above)
 
 
+def unknown_setting_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``LOOKUP_KNOWLEDGE_*`` variable that names no setting (a typo is
+    otherwise ignored in silence), with the nearest setting's variable when one is close.
+
+    Example:
+        >>> unknown_setting_variables({"LOOKUP_KNOWLEDGE_TOPK": "3", "HOME": "/root"})
+        ['LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored (did you mean LOOKUP_KNOWLEDGE_TOP_K?)']
+    """
+    fields = sorted(LookupSettings.model_fields)
+    warnings = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper.startswith(_NOT_SETTINGS_PREFIX):
+            continue
+        field = upper.removeprefix(ENV_PREFIX).lower()
+        if field in fields:
+            continue
+        close = difflib.get_close_matches(field, fields, n=1, cutoff=0.8)
+        hint = f" (did you mean {ENV_PREFIX}{close[0].upper()}?)" if close else ""
+        warnings.append(f"{name} is not a setting, ignored{hint}")
+    return warnings
+
+
+def _quiet_stdout() -> None:
+    """After the reader of stdout went away (``| head``): send what is left to /dev/null, so
+    the interpreter's last flush does not fail too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (a test's StringIO)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
     # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
@@ -102,8 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
+    for warning in unknown_setting_variables(os.environ):
+        print(f"lookup-knowledge: warning: {warning}", file=sys.stderr)
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except LookupKnowledgeError as exc:
         print(f"lookup-knowledge: error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_USER_ERROR

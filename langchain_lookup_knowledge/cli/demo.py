@@ -140,5 +140,5 @@ def register(sub: Subcommands) -> None:
     """Add ``demo`` to the subcommands."""
     parser = sub.add_parser("demo", help="ingest the sample knowledge base and ask questions")
     parser.add_argument("query", nargs="*", help="your own questions instead of the demo's")
-    add_store_args(parser)
+    add_store_args(parser, collection_default=f"`{DEMO_COLLECTION}`, whatever is configured")
     parser.set_defaults(func=run)

@@ -27,20 +27,27 @@ Output = TypeVar("Output")
 
 
 def add_store_args(
-    parser: argparse.ArgumentParser, *, paths: bool = False, retrieval_mode: bool = False
+    parser: argparse.ArgumentParser,
+    *,
+    paths: bool = False,
+    retrieval_mode: bool = False,
+    collection_default: str = "the configured one, `knowledge`",
 ) -> None:
-    """``--uri`` and ``--collection`` (default: the configured collection), and optionally
-    ``--mode`` / ``--retrieval-mode``."""
+    """``--uri`` and ``--collection`` (default: the configured collection, or what
+    ``collection_default`` says), and optionally ``--mode`` / ``--retrieval-mode``."""
     parser.add_argument("--uri", help="Milvus URI (file.db for Milvus Lite, http://host:19530)")
-    parser.add_argument(
-        "--collection", help="collection name (default: the configured one, `knowledge`)"
-    )
+    parser.add_argument("--collection", help=f"collection name (default: {collection_default})")
     if paths:
         parser.add_argument(
             "--mode", choices=L1_PATHS, help="L1 path (spring-ai is an alias of vectorstore)"
         )
     if retrieval_mode:
-        parser.add_argument("--retrieval-mode", choices=RETRIEVAL_MODES)
+        parser.add_argument(
+            "--retrieval-mode",
+            choices=RETRIEVAL_MODES,
+            help="dense, BM25 (sparse) or both fused (hybrid); default: the configured "
+            "retrieval_mode, hybrid",
+        )
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> LookupSettings:

@@ -1,0 +1,151 @@
+"""What a new user's first hour runs into: each mistake gets one clear line, never a traceback.
+
+A folder with no markdown, a misspelled ``LOOKUP_KNOWLEDGE_*`` variable, a records URL
+SQLAlchemy cannot open, output piped into ``head``: real CLI runs on Milvus Lite in a temporary
+folder (the pipe case in a child process, as a shell runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.cli import build_parser, unknown_setting_variables
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.store.connection import close_all_clients
+
+try:  # tests/ on sys.path (no tests/__init__.py) ...
+    from cli_helpers import run_cli
+    from kb_helpers import write
+except ImportError:  # ... or tests/ is a package
+    from tests.cli_helpers import run_cli
+    from tests.kb_helpers import write
+
+
+def test_ingest_of_a_folder_without_markdown_is_refused_naming_it(tmp_path):
+    folder = tmp_path / "notes"
+    write(folder, "todo.txt", "not markdown\n")
+    write(folder, ".hidden/a.md", "# hidden\n")
+    db = tmp_path / "m.db"
+    code, out, err = run_cli(["ingest", str(folder), "--uri", str(db)])
+    close_all_clients()
+    assert code == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("lookup-knowledge: error: no markdown files (.md, .markdown")
+    assert str(folder) in lines[0]
+    assert "Traceback" not in err
+    assert out == ""
+    assert not db.exists()  # nothing created for nothing
+
+
+def test_a_folder_emptied_on_purpose_is_pruned(tmp_path):
+    folder = tmp_path / "kb"
+    page = write(folder, "a.md", "# A\n\nDisk full on the build agent.\n")
+    db = str(tmp_path / "m.db")
+    assert run_cli(["ingest", str(folder), "--uri", db])[0] == 0
+    page.unlink()
+    code, out, err = run_cli(["ingest", str(folder), "--uri", db, "--prune"])
+    close_all_clients()
+    assert code == 0, err
+    assert "1 pruned" in out
+
+
+def test_a_misspelled_setting_variable_is_named_with_the_nearest_setting():
+    warnings = unknown_setting_variables(
+        {
+            "LOOKUP_KNOWLEDGE_COLECTION": "kb",
+            "LOOKUP_KNOWLEDGE_COLLECTION": "kb",
+            "LOOKUP_KNOWLEDGE_WHATEVER": "1",
+            "LOOKUP_KNOWLEDGE_TEST_POSTGRES_URL": "postgresql://x",  # the suite's own
+            "PATH": "/usr/bin",
+        }
+    )
+    assert warnings == [
+        "LOOKUP_KNOWLEDGE_COLECTION is not a setting, ignored "
+        "(did you mean LOOKUP_KNOWLEDGE_COLLECTION?)",
+        "LOOKUP_KNOWLEDGE_WHATEVER is not a setting, ignored",
+    ]
+
+
+def test_the_cli_warns_about_a_misspelled_setting_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_TOPK", "3")
+    code, _, err = run_cli(["query", "--uri", str(tmp_path / "m.db")])  # no question: exit 2
+    assert code == 2
+    assert (
+        "lookup-knowledge: warning: LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored "
+        "(did you mean LOOKUP_KNOWLEDGE_TOP_K?)"
+    ) in err.splitlines()
+
+
+def test_output_piped_into_a_reader_that_stops_is_not_a_traceback(tmp_path):
+    folder = tmp_path / "kb"
+    write(folder, "ops/disk.md", "# Disk full\n\nRun `docker system prune` on the agent.\n")
+    db = str(tmp_path / "m.db")
+    cli = [sys.executable, "-m", "langchain_lookup_knowledge.cli"]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    # one process at a time on a Milvus Lite file: the ingest runs as a child too
+    ingest = subprocess.run(
+        [*cli, "ingest", str(folder), "--uri", db],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert ingest.returncode == 0, ingest.stderr
+    # `lookup-knowledge query ... | head -0`: the reader is gone before the first line
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.run(
+        [*cli, "query", "--uri", db, "--no-record", "disk full", "docker prune"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    os.close(write_end)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "BrokenPipeError" not in proc.stderr
+    assert proc.returncode == 141
+
+
+def test_the_demo_help_names_the_collection_the_demo_writes():
+    (sub,) = [a for a in build_parser()._actions if a.dest == "command"]
+    demo_help = " ".join(sub.choices["demo"].format_help().split())  # type: ignore[attr-defined]
+    assert "collection name (default: `lookup_demo`, whatever is configured)" in demo_help
+    query_help = " ".join(sub.choices["query"].format_help().split())  # type: ignore[attr-defined]
+    assert "default: the configured retrieval_mode, hybrid" in query_help
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("postgres://lookup:pw-SECRET@db/lookup", "unknown database 'postgres' in the URL"),
+        ("pg.internal/lookup", "not a database URL"),
+        ("postgresql+psycopg2://lookup@db/lookup", "the driver of 'postgresql+psycopg2' is not"),
+    ],
+)
+def test_a_records_url_a_new_user_gets_wrong_is_refused_when_the_settings_are_built(
+    url, problem, monkeypatch
+):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_INVOCATION_DB_URL", url)
+    with pytest.raises(ConfigurationError) as caught:
+        LookupSettings()
+    message = str(caught.value)
+    assert "invocation_db_url=<hidden> (from LOOKUP_KNOWLEDGE_INVOCATION_DB_URL)" in message
+    assert problem in message
+    assert "use postgresql+psycopg://" in message
+    assert "pw-SECRET" not in message
+
+
+def test_the_records_urls_the_readme_shows_are_accepted(tmp_path):
+    for url in (
+        "postgresql+psycopg://lookup@pg.internal/lookup",
+        f"sqlite:///{tmp_path / 'records.sqlite3'}",
+    ):
+        assert LookupSettings(invocation_db_url=url).invocation_db_url == url
