@@ -69,6 +69,7 @@ from langchain_lookup_knowledge.store.schema import (
     MAX_TEXT,
     CollectionLayout,
     apply_bm25_parameters,
+    bm25_defaults_notice,
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
@@ -113,7 +114,11 @@ class IngestReport:
     bm25_index: dict[str, float] = field(default_factory=dict)
     """The BM25 parameters the sparse index is built with ({}: the engine's defaults)."""
     bm25_index_rebuilt: bool = False
-    """This ingest rebuilt an existing sparse index with other BM25 parameters."""
+    """This ingest rebuilt an existing sparse index with other BM25 parameters (only
+    ``bm25_k1`` / ``bm25_b`` set explicitly do that)."""
+    bm25_index_notice: str | None = None
+    """When the existing sparse index differs from what ``bm25_defaults`` builds for a new
+    collection: what it has, what they would build and how to apply it (None: it does not)."""
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
@@ -138,6 +143,7 @@ class IngestReport:
             "bm25": self.bm25,
             "bm25Index": self.bm25_index,
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
+            "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
         }
 
@@ -491,10 +497,15 @@ def _ingest(
     else:
         layout = existing
     report.bm25 = layout.has_bm25
-    # bm25_defaults / bm25_k1 / bm25_b: a no-op when the index already has what they ask
+    # Only bm25_k1 / bm25_b set explicitly rebuild an existing index (it is released meanwhile);
+    # bm25_defaults decided a new collection's, and for an existing one the report says what
+    # it would build instead.
     report.bm25_index_rebuilt = apply_bm25_parameters(client, settings, layout)
     if layout.has_bm25:
         report.bm25_index = indexed_bm25_parameters(client, layout)
+        report.bm25_index_notice = bm25_defaults_notice(settings, layout, report.bm25_index)
+        if report.bm25_index_notice:
+            logger.info("%s", report.bm25_index_notice)
 
     if scope is not None:
         _settle_absent(client, layout, catalog_name, known, stored, scope, report)

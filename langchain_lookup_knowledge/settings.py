@@ -277,15 +277,17 @@ class LookupSettings(BaseSettings):
         gt=0,
         le=10,
         description="BM25 term-frequency saturation of the sparse index. Milvus reads it when "
-        "the index is built, not per search: an ingest rebuilds the sparse index of an "
-        "existing collection whose value differs (no re-embedding). None: what bm25_defaults "
-        "gives (auto: 0.9 in an English collection).",
+        "the index is built, not per search: set, an ingest rebuilds the sparse index of an "
+        "existing collection whose value differs (no re-embedding; the collection is released, "
+        "so no process can look it up, until the rebuild ends: seconds on Milvus Lite, on a "
+        "server do it at a quiet time). None: what bm25_defaults gives a new collection (auto: "
+        "0.9 in an English one); an existing one keeps its index.",
     )
     bm25_b: UnitInterval | None = Field(
         default=None,
         description="BM25 document-length normalisation of the sparse index (0: none, 1: "
-        "full), set like bm25_k1. None: what bm25_defaults gives (auto: 0.4 in an English "
-        "collection).",
+        "full), set like bm25_k1 (set, it rebuilds an existing collection's index). None: what "
+        "bm25_defaults gives a new collection (auto: 0.4 in an English one).",
     )
     bm25_defaults: Literal["auto", "engine"] = Field(
         default="auto",
@@ -294,8 +296,10 @@ class LookupSettings(BaseSettings):
         "BEIR's BM25 (chunks are passages: SciFact test nDCG@10 0.725 against 0.717, English "
         "dev sets +1 / +1 / 0 questions), a jieba one as engine (0.9 / 0.4 lost on all three "
         "Chinese dev sets, APISIX zh 7 questions down). engine: ask nothing, so a new "
-        "collection gets the engine's defaults (Milvus 1.2 / 0.75, Milvus Lite 1.5 / 0.75) "
-        "and an existing one keeps what it was built with.",
+        "collection gets the engine's defaults (Milvus 1.2 / 0.75, Milvus Lite 1.5 / 0.75). "
+        "Either way it decides a NEW collection's index only: a default never rebuilds (and "
+        "releases) an existing collection; its ingest report says when its index differs "
+        "from what auto would build (bm25IndexNotice) and how to apply it (bm25_k1 / bm25_b).",
     )
 
     # --- embeddings ----------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """``bm25_k1`` / ``bm25_b`` / ``bm25_defaults``: the BM25 index of a Milvus Lite collection is
-built with them, and an ingest rebuilds an existing collection's index when they change.
+built with them; an ingest rebuilds an existing collection's index only when ``bm25_k1`` /
+``bm25_b`` are set explicitly and differ (``bm25_defaults`` decides a new collection's index and
+never releases a live one: the ingest reports what it would build instead).
 
 Vectors come from the FAKE deterministic ``DirectionEmbeddings`` (tests/fakes.py): no chunk or
 question here names an axis, so ``retrieval_mode=sparse`` isolates what BM25 ranks. The two
@@ -15,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.cli.ingest import print_ingest_report
@@ -138,26 +141,67 @@ def test_an_ingest_rebuilds_the_index_when_they_change_and_keeps_it_when_unset(t
     assert apply_bm25_parameters(client, back, layout)
     assert bm25_order(back)[:2] == [SHORT, LONG]
 
-    upgraded = _ingest(tmp_path)  # the defaults (auto) on a collection built before them
-    assert indexed(upgraded) == PASSAGE_BM25
-    assert bm25_order(upgraded)[:2] == [LONG, SHORT]
+    kept = _ingest(tmp_path)  # the defaults (auto) on an existing collection: never rebuilt
+    assert indexed(kept) == {"bm25_b": 0.75, "bm25_k1": 1.2}
+    assert bm25_order(kept)[:2] == [SHORT, LONG]
 
 
 def test_the_ingest_report_says_which_index_it_left_and_when_it_rebuilt_one(tmp_path, capsys):
     _, built = _ingest_report(tmp_path, bm25_defaults="engine")
     assert built.bm25_index == {}
     assert not built.bm25_index_rebuilt  # created so, not rebuilt
-    _, upgraded = _ingest_report(tmp_path)  # auto on the engine-built English collection
+    # set explicitly on the engine-built English collection (a default would not rebuild it)
+    _, upgraded = _ingest_report(tmp_path, bm25_k1=0.9, bm25_b=0.4)
     assert upgraded.bm25_index == PASSAGE_BM25
     assert upgraded.bm25_index_rebuilt
     assert upgraded.to_dict()["bm25Index"] == {"bm25_k1": 0.9, "bm25_b": 0.4}
     print_ingest_report(upgraded, as_json=False)
     assert "BM25 index rebuilt with bm25_b 0.4, bm25_k1 0.9" in capsys.readouterr().out
-    _, again = _ingest_report(tmp_path)
+    _, again = _ingest_report(tmp_path, bm25_k1=0.9, bm25_b=0.4)
     assert again.bm25_index == PASSAGE_BM25
     assert not again.bm25_index_rebuilt
     print_ingest_report(again, as_json=False)
     assert "BM25 index" not in capsys.readouterr().out
+
+
+def test_the_defaults_never_release_an_existing_collection_and_the_ingest_says_what_they_would(
+    tmp_path, capsys, monkeypatch
+):
+    _ingest(tmp_path, bm25_defaults="engine")  # a live collection with the engine's index
+    released: list[str] = []
+    release = MilvusClient.release_collection
+
+    def recording_release(self, collection_name, *args, **kwargs):  # a spy: it still releases
+        released.append(collection_name)
+        return release(self, collection_name, *args, **kwargs)
+
+    monkeypatch.setattr(MilvusClient, "release_collection", recording_release)
+    settings, report = _ingest_report(tmp_path)  # bm25_defaults=auto would build 0.9 / 0.4
+    assert "bm25_params" not in released  # lookups of other processes never lost it
+    assert not report.bm25_index_rebuilt
+    assert report.bm25_index == {}
+    assert bm25_order(settings)[:2] == [SHORT, LONG]  # still the engine's 1.5 / 0.75
+    notice = report.to_dict()["bm25IndexNotice"]
+    assert "collection 'bm25_params' keeps its BM25 index (the engine's defaults)" in notice
+    assert "with bm25_b 0.4 / bm25_k1 0.9" in notice  # what auto would build
+    assert "LOOKUP_KNOWLEDGE_BM25_B=0.4 LOOKUP_KNOWLEDGE_BM25_K1=0.9" in notice  # how to apply
+    assert "released" in notice
+    assert "quiet time" in notice
+    print_ingest_report(report, as_json=False)
+    assert f"  note: {notice}" in capsys.readouterr().out
+
+    _, engine = _ingest_report(tmp_path, bm25_defaults="engine")  # keep it: no note
+    assert engine.bm25_index_notice is None
+
+    applied_settings, applied = _ingest_report(tmp_path, bm25_k1=0.9, bm25_b=0.4)  # the advice
+    assert applied.bm25_index_rebuilt
+    assert "bm25_params" in released  # the user's explicit choice releases it
+    assert applied.bm25_index == PASSAGE_BM25
+    assert applied.bm25_index_notice is None
+    assert bm25_order(applied_settings)[:2] == [LONG, SHORT]
+    _, after = _ingest_report(tmp_path)  # the defaults now agree with the index
+    assert after.bm25_index_notice is None
+    assert not after.bm25_index_rebuilt
 
 
 @pytest.mark.parametrize(("field", "value"), [("bm25_k1", 0.0), ("bm25_b", 1.5)])

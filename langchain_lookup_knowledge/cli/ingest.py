@@ -34,6 +34,8 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
     if report.bm25_index_rebuilt:
         built = ", ".join(f"{k} {v:g}" for k, v in sorted(report.bm25_index.items()))
         print(f"  BM25 index rebuilt with {built or 'the engine defaults'} (nothing re-embedded)")
+    if report.bm25_index_notice:
+        print(f"  note: {report.bm25_index_notice}")
     for skipped in report.skipped:
         print(f"  skipped {skipped.source}: {skipped.reason}")
     for warning in report.warnings:

@@ -45,6 +45,8 @@ from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.schema import (
+    apply_bm25_parameters,
+    bm25_parameters,
     describe_chunk_collection,
     indexed_bm25_parameters,
 )
@@ -269,7 +271,14 @@ def run_beir(
     timings["pipeline_ingest_s"] = round(time.perf_counter() - start, 2)
     cached = report.chunks_written == 0
     client = open_client(base)
-    bm25_index = indexed_bm25_parameters(client, describe_chunk_collection(client, base, None))
+    layout = describe_chunk_collection(client, base, None)
+    # An evaluation scores what the settings build for a new collection, so its cached
+    # collection (no live one) gets that BM25 index explicitly: an ingest's defaults never
+    # rebuild an existing index (bm25_defaults decides a new collection's).
+    new_index = bm25_parameters(base, layout.analyzer)
+    if new_index:
+        apply_bm25_parameters(client, base.model_copy(update=new_index), layout)
+    bm25_index = indexed_bm25_parameters(client, layout)
 
     # BEIR measures ranking: every judged query is answerable, so the evidence decision (which
     # eval queries measures with out-of-scope questions) does not withhold rankings here.

@@ -312,13 +312,32 @@ def rebuild_sparse_index(
     client.load_collection(name)
 
 
+def explicit_bm25_parameters(settings: LookupSettings) -> dict[str, float]:
+    """The BM25 parameters the user set (``bm25_k1`` / ``bm25_b`` not None), whatever
+    ``bm25_defaults`` is: the only ones that rebuild an existing collection's index.
+
+    Example:
+        >>> explicit_bm25_parameters(LookupSettings()), explicit_bm25_parameters(
+        ...     LookupSettings(bm25_b=0.4))
+        ({}, {'bm25_b': 0.4})
+    """
+    wanted = {"bm25_k1": settings.bm25_k1, "bm25_b": settings.bm25_b}
+    return {name: float(value) for name, value in wanted.items() if value is not None}
+
+
 def apply_bm25_parameters(
     client: MilvusClient, settings: LookupSettings, layout: CollectionLayout
 ) -> bool:
-    """Rebuild ``layout``'s BM25 index when the settings ask for other values than it has
-    (:func:`bm25_parameters` for its analyzer; a parameter they leave unset keeps the
-    index's); True when rebuilt."""
-    wanted = bm25_parameters(settings, layout.analyzer)
+    """Rebuild an existing collection's BM25 index when ``bm25_k1`` / ``bm25_b``, set
+    explicitly, ask for other values than it has (a parameter left unset keeps the index's);
+    True when rebuilt.
+
+    ``bm25_defaults`` never rebuilds one: it decides the index of a NEW collection. A rebuild
+    releases the collection until its indexes are built again (seconds on Milvus Lite), so
+    every lookup of every process fails meanwhile: that is the user's choice, not a default's
+    (:func:`bm25_defaults_notice` says when the index differs from what the defaults build).
+    """
+    wanted = explicit_bm25_parameters(settings)
     if not wanted or layout.sparse_field is None:
         return False
     have = indexed_bm25_parameters(client, layout)
@@ -327,6 +346,42 @@ def apply_bm25_parameters(
     logger.info("rebuilding the BM25 index of %s: %s -> %s", layout.name, have, wanted)
     rebuild_sparse_index(client, layout, have | wanted)
     return True
+
+
+def _described(bm25: dict[str, float]) -> str:
+    return " / ".join(f"{k} {v:g}" for k, v in sorted(bm25.items())) or "the engine's defaults"
+
+
+def bm25_defaults_notice(
+    settings: LookupSettings, layout: CollectionLayout, have: dict[str, float]
+) -> str | None:
+    """What to tell the user when an existing collection's BM25 index (built with ``have``)
+    differs from what the settings build for a new collection of its analyzer (None: it does
+    not, or there is no BM25 field): what it has, what they would build, how to apply it.
+
+    Example:
+        >>> layout = CollectionLayout("kb", "pk", "text", "vector", 384, "COSINE", "HNSW",
+        ...     "sparse", None, None, None, "standard")
+        >>> print(bm25_defaults_notice(LookupSettings(), layout, {}))  # doctest: +ELLIPSIS
+        collection 'kb' keeps its BM25 index (the engine's defaults): ...BM25_K1=0.9 ...
+        >>> bm25_defaults_notice(LookupSettings(bm25_defaults="engine"), layout, {}) is None
+        True
+    """
+    if layout.sparse_field is None:
+        return None
+    would = bm25_parameters(settings, layout.analyzer)
+    if all(have.get(name) == value for name, value in would.items()):
+        return None
+    assign = " ".join(f"LOOKUP_KNOWLEDGE_{k.upper()}={v:g}" for k, v in sorted(would.items()))
+    return (
+        f"collection {layout.name!r} keeps its BM25 index ({_described(have)}): "
+        f"bm25_defaults={settings.bm25_defaults} builds a new collection of its analyzer "
+        f"({layout.analyzer}) with {_described(would)}, and a default never rebuilds an "
+        f"existing index. To rebuild it so, run the ingest with {assign} (nothing is "
+        "re-embedded; the collection is released until its indexes are built again, seconds "
+        "on Milvus Lite: on a server, do it at a quiet time); to keep it and drop this note, "
+        "LOOKUP_KNOWLEDGE_BM25_DEFAULTS=engine"
+    )
 
 
 def server_lacks_bm25(client: MilvusClient) -> str | None:
