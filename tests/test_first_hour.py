@@ -149,3 +149,36 @@ def test_the_records_urls_the_readme_shows_are_accepted(tmp_path):
         f"sqlite:///{tmp_path / 'records.sqlite3'}",
     ):
         assert LookupSettings(invocation_db_url=url).invocation_db_url == url
+
+
+def test_a_lookup_that_failed_is_an_error_of_the_report_not_a_knowledge_gap(
+    kb_settings, real_embeddings
+):
+    from langchain_lookup_knowledge import create_lookup_knowledge_tool
+    from langchain_lookup_knowledge.records.report import build_report
+
+    settings = kb_settings.model_copy(update={"record_wait": True, "record_timeout_s": 30.0})
+    tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+    assert tool.invoke({"query": "recipe for chocolate cake"})  # no evidence: a real gap
+    # a new user's typo in the collection name: the lookup fails, the knowledge base is fine
+    misnamed = settings.model_copy(update={"collection": "knowlege"})
+    failing = create_lookup_knowledge_tool(misnamed, embeddings=real_embeddings)
+    reply = failing.invoke(
+        {"type": "tool_call", "id": "1", "name": "lookup_knowledge", "args": {"query": "disk full"}}
+    )
+    assert reply.status == "error"
+    report = build_report(settings, _last_minutes(), embeddings=real_embeddings)
+    assert report["totals"]["errors"] == 1
+    questions = [e.lower() for g in report["gaps"]["groups"] for e in g["examples"]]
+    assert "recipe for chocolate cake" in questions
+    assert "disk full" not in questions
+    assert report["gaps"]["lookups"] == 1
+
+
+def _last_minutes():
+    from datetime import UTC, datetime, timedelta
+
+    from langchain_lookup_knowledge.records.period import Period
+
+    now = datetime.now(UTC)
+    return Period(now - timedelta(minutes=30), now + timedelta(minutes=1))

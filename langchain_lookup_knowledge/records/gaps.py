@@ -38,10 +38,17 @@ _ID_CHUNK = 500
 
 
 def gap_condition() -> ColumnElement[bool]:
-    """A lookup the knowledge base did not answer well: no evidence, or low relevance."""
-    return or_(
-        t.c.evidence_status == "no_evidence",
-        and_(t.c.found.is_(True), t.c.relevance_level == "low"),
+    """A lookup the knowledge base did not answer well: no evidence, or low relevance.
+
+    A lookup that failed (a missing collection, Milvus down) is not a gap of the knowledge
+    base: it is counted under ``errors``, not listed as a question to write a document for.
+    """
+    return and_(
+        t.c.error_kind.is_(None),
+        or_(
+            t.c.evidence_status == "no_evidence",
+            and_(t.c.found.is_(True), t.c.relevance_level == "low"),
+        ),
     )
 
 
