@@ -182,3 +182,18 @@ def _last_minutes():
 
     now = datetime.now(UTC)
     return Period(now - timedelta(minutes=30), now + timedelta(minutes=1))
+
+
+def test_eval_of_a_collection_never_ingested_is_refused_not_scored_zero(tmp_path):
+    questions = write(tmp_path, "q.jsonl", '{"q": "disk full", "rel": ["disk-full"]}\n')
+    db = tmp_path / "m.db"
+    code, out, err = run_cli(
+        ["eval", "queries", str(questions), "--uri", str(db), "--collection", "knowlege"]
+    )
+    close_all_clients()
+    assert code == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "collection 'knowlege' does not exist" in lines[0]
+    assert "lookup-knowledge ingest PATH" in lines[0]
+    assert out == ""

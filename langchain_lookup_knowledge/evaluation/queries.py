@@ -265,12 +265,20 @@ def _misses(rankings: dict[str, list[str]], qset: QuestionSet, k: int = 5) -> li
 
 
 def indexed_sources(settings: LookupSettings) -> set[str]:
-    """The sources in the collection's catalog (what the pipeline indexed); empty if none."""
+    """The sources in the collection's catalog (what the pipeline indexed); empty if none.
+
+    Raises:
+        CollectionNotFoundError: the chunk collection does not exist (never ingested).
+    """
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.schema import require_chunk_collection
 
     client = open_client(settings)
-    return {e.source for e in load_catalog(client, settings.resolved_catalog_collection)}
+    sources = {e.source for e in load_catalog(client, settings.resolved_catalog_collection)}
+    if not sources:  # a figure of 0.000 over a collection never ingested would mislead
+        require_chunk_collection(client, settings)
+    return sources
 
 
 def _indexed_only(qset: QuestionSet, sources: set[str]) -> tuple[QuestionSet, list[dict[str, Any]]]:

@@ -435,6 +435,22 @@ def ensure_chunk_collection(
     return describe_chunk_collection(client, settings, dimension, embedder=embedder)
 
 
+def require_chunk_collection(client: MilvusClient, settings: LookupSettings) -> None:
+    """Fail with what to do when the configured chunk collection was never ingested.
+
+    Raises:
+        CollectionNotFoundError: it does not exist (the message names it, the database and
+            the command that creates it).
+    """
+    name = settings.collection
+    if not client.has_collection(name):
+        msg = (
+            f"collection {name!r} does not exist at {mask_url(settings.resolved_milvus_uri)}: "
+            "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
+        )
+        raise CollectionNotFoundError(msg)
+
+
 def describe_chunk_collection(
     client: MilvusClient,
     settings: LookupSettings,
@@ -448,12 +464,7 @@ def describe_chunk_collection(
     (:class:`~langchain_lookup_knowledge.errors.EmbedderMismatchError` when it is another).
     """
     name = settings.collection
-    if not client.has_collection(name):
-        msg = (
-            f"collection {name!r} does not exist at {mask_url(settings.resolved_milvus_uri)}: "
-            "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
-        )
-        raise CollectionNotFoundError(msg)
+    require_chunk_collection(client, settings)
     info = client.describe_collection(name)
     fields = {f["name"]: f for f in info.get("fields", [])}
     for role, field_name in (
