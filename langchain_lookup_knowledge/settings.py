@@ -34,7 +34,7 @@ from pydantic import (
     field_serializer,
     field_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.redaction import mask_url, redact
@@ -141,6 +141,14 @@ def _shown(field: str, value: object) -> str:
     if field in _HIDDEN_VALUES and value is not None:
         return "<hidden>"
     return redact(repr(value))
+
+
+def _describe_unparsable(error: SettingsError) -> str:
+    """A variable whose value is not the JSON its setting needs, named with the parse error."""
+    field = str(error).split('field "', 1)[-1].split('"', 1)[0] if 'field "' in str(error) else ""
+    where = f"{field} (from {ENV_PREFIX}{field.upper()})" if field else "a setting"
+    cause = f": {error.__cause__}" if error.__cause__ is not None else ""
+    return f"LookupSettings: {where} is not valid JSON{cause}"
 
 
 def _describe(error: ValidationError, given: Mapping[str, object]) -> str:
@@ -649,6 +657,8 @@ class LookupSettings(BaseSettings):
                 super().__init__(**values)
             except ValidationError as exc:
                 raise ConfigurationError(_describe(exc, values)) from exc
+            except SettingsError as exc:  # an environment value that is not JSON
+                raise ConfigurationError(_describe_unparsable(exc)) from exc
 
         def __setattr__(self, name: str, value: Any) -> None:
             try:

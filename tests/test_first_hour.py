@@ -197,3 +197,13 @@ def test_eval_of_a_collection_never_ingested_is_refused_not_scored_zero(tmp_path
     assert "collection 'knowlege' does not exist" in lines[0]
     assert "lookup-knowledge ingest PATH" in lines[0]
     assert out == ""
+
+
+def test_a_setting_variable_that_is_not_json_is_named_with_the_parse_error(monkeypatch):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RERANK_WEIGHTS", "{similarity_share: 0.5}")
+    with pytest.raises(ConfigurationError) as caught:
+        LookupSettings()
+    assert str(caught.value) == (
+        "LookupSettings: rerank_weights (from LOOKUP_KNOWLEDGE_RERANK_WEIGHTS) is not valid "
+        "JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    )
