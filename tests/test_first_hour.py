@@ -207,3 +207,20 @@ def test_a_setting_variable_that_is_not_json_is_named_with_the_parse_error(monke
         "LookupSettings: rerank_weights (from LOOKUP_KNOWLEDGE_RERANK_WEIGHTS) is not valid "
         "JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
     )
+
+
+def test_a_misspelled_collection_is_told_which_collections_were_ingested(tmp_path):
+    folder = tmp_path / "kb"
+    write(folder, "a.md", "# A\n\nDisk full on the build agent.\n")
+    db = str(tmp_path / "m.db")
+    assert run_cli(["ingest", str(folder), "--uri", db, "--collection", "runbooks"])[0] == 0
+    code, out, err = run_cli(
+        ["query", "--uri", db, "--collection", "runbook", "--no-record", "disk full"]
+    )
+    close_all_clients()
+    assert code == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "collection 'runbook' does not exist" in lines[0]
+    # the chunk collection, not its catalog or vocabulary companions
+    assert lines[0].endswith("; ingested there: runbooks")

@@ -149,3 +149,14 @@ def test_every_setting_is_in_the_configuration_table():
     named = set(re.findall(r"`([a-z0-9_]+)`", "\n".join(table.splitlines()[:200])))
     missing = sorted(set(LookupSettings.model_fields) - named)
     assert not missing, f"settings missing from the README's table: {missing}"
+
+
+def test_the_test_command_runs_the_part_the_readme_says():
+    """``bash scripts/test.sh -x tests/test_readme.py`` (the README's example) hands its
+    arguments to pytest, and the file it names exists."""
+    text = README.read_text(encoding="utf-8")
+    example = re.search(r"`bash scripts/test\.sh ([^`]+)`", text)
+    assert example, "the README shows how to run a part of the tests"
+    assert (REPO / "scripts" / "test.sh").read_text().rstrip().endswith('-m pytest "$@"')
+    for arg in shlex.split(example.group(1)):
+        assert arg.startswith("-") or (REPO / arg).exists(), arg

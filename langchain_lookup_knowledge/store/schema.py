@@ -448,7 +448,20 @@ def require_chunk_collection(client: MilvusClient, settings: LookupSettings) -> 
             f"collection {name!r} does not exist at {mask_url(settings.resolved_milvus_uri)}: "
             "run `lookup-knowledge ingest PATH` first (or set LOOKUP_KNOWLEDGE_COLLECTION)"
         )
+        ingested = ingested_collections(client)
+        if ingested:
+            msg += "; ingested there: " + ", ".join(ingested)
         raise CollectionNotFoundError(msg)
+
+
+def ingested_collections(client: MilvusClient) -> list[str]:
+    """The chunk collections an ingest made (each has its ``<name>_catalog``), sorted; [] when
+    they cannot be listed."""
+    try:
+        names = set(client.list_collections())
+    except Exception:  # only a hint for a message: never the error itself
+        return []
+    return sorted(n for n in names if f"{n}_catalog" in names)
 
 
 def describe_chunk_collection(
