@@ -224,3 +224,14 @@ def test_a_misspelled_collection_is_told_which_collections_were_ingested(tmp_pat
     assert "collection 'runbook' does not exist" in lines[0]
     # the chunk collection, not its catalog or vocabulary companions
     assert lines[0].endswith("; ingested there: runbooks")
+
+
+def test_a_server_address_without_its_scheme_is_told_the_uri_to_use(tmp_path):
+    code, out, err = run_cli(["query", "--uri", "localhost:19530", "--no-record", "disk full"])
+    close_all_clients()
+    assert code == 2, (out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [
+        "lookup-knowledge: error: Milvus Lite database path must end in .db, got "
+        "'localhost:19530' (a Milvus server is named with its scheme: http://localhost:19530)"
+    ]

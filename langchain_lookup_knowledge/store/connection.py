@@ -10,6 +10,7 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -73,6 +74,8 @@ def _check_lite_path(uri: str) -> Path:
     path = Path(uri).expanduser()
     if not path.name.endswith(".db"):
         msg = f"Milvus Lite database path must end in .db, got {uri!r}"
+        if re.fullmatch(r"[\w.-]+:\d+", uri):  # host:port, the scheme forgotten
+            msg += f" (a Milvus server is named with its scheme: http://{uri})"
         raise StoreUnavailableError(msg)
     if not path.parent.exists():
         msg = f"Milvus Lite database folder does not exist: {path.parent}"
