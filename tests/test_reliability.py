@@ -471,5 +471,8 @@ def test_recorder_down_lookup_still_answers_and_trace_says_so(
 
 
 def test_cli_prints_no_traceback_when_milvus_is_unreachable(tmp_path):
-    proc = run_cli("ingest", str(tmp_path), "--uri", "http://127.0.0.1:1", data_dir=tmp_path)
+    kb = tmp_path / "kb"  # a folder with a document (an empty one is refused before connecting)
+    kb.mkdir()
+    (kb / "disk-full.md").write_text("# Disk full\n\nFree space on the node.\n")
+    proc = run_cli("ingest", str(kb), "--uri", "http://127.0.0.1:1", data_dir=tmp_path)
     assert_one_line_error(proc, "cannot reach Milvus at http://127.0.0.1:1")
