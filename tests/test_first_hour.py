@@ -173,6 +173,12 @@ def test_a_lookup_that_failed_is_an_error_of_the_report_not_a_knowledge_gap(
     assert "recipe for chocolate cake" in questions
     assert "disk full" not in questions
     assert report["gaps"]["lookups"] == 1
+    # the text says whose catalog the never-cited count is of (a report spans collections)
+    from langchain_lookup_knowledge.records.text import render_text
+
+    catalog = report["documents"]["catalog_collection"]
+    assert catalog == settings.collection
+    assert f"catalog documents of collection {catalog!r}" in render_text(report)
 
 
 def _last_minutes():

@@ -101,6 +101,11 @@ def _documents(documents: dict[str, Any]) -> list[str]:
     never = documents.get("never_cited") or []
     lines.append(
         f"never cited: {len(never)} of {documents.get('catalog_documents')} catalog documents"
+        + (
+            f" of collection {documents['catalog_collection']!r}"
+            if documents.get("catalog_collection")
+            else ""
+        )
         + ("" if documents.get("catalog") == "ok" else f" (catalog {documents.get('catalog')})")
         + (
             f" by category: {_pairs(documents.get('never_cited_by_category') or {})}"
