@@ -14,6 +14,7 @@ import errno
 import logging
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,11 +245,7 @@ def bm25_parameters(settings: LookupSettings, analyzer: str | None = None) -> di
         {}
     """
     auto = settings.bm25_defaults == "auto" and analyzer == "standard"
-    wanted = dict(PASSAGE_BM25) if auto else {}
-    for name, value in (("bm25_k1", settings.bm25_k1), ("bm25_b", settings.bm25_b)):
-        if value is not None:
-            wanted[name] = float(value)
-    return wanted
+    return (dict(PASSAGE_BM25) if auto else {}) | explicit_bm25_parameters(settings)
 
 
 def sparse_index_params(bm25: dict[str, float]) -> dict[str, Any]:
@@ -527,8 +524,7 @@ def describe_chunk_collection(
     lexical_field: str | None = None
     lexical_form: LexicalForm | None = None
     if bm25_input is not None:
-        params = str(fields[bm25_input].get("params", {}).get("analyzer_params", ""))
-        analyzer = "jieba" if "jieba" in params else "standard"
+        analyzer = _analyzer_of(fields, bm25_input)
         if bm25_input != settings.content_field:
             lexical_field = bm25_input
             lexical_form = _lexical_form_of(name, function_name)
@@ -722,14 +718,18 @@ def repair_missing_indexes(client: MilvusClient, settings: LookupSettings) -> li
         if field_name == settings.vector_field:
             index.add_index(field_name, **dense_index_params(settings))
             continue
-        bm25_input = _bm25_input(info, field_name)[0] or ""
-        params = str(fields.get(bm25_input, {}).get("params", {}).get("analyzer_params", ""))
-        analyzer = "jieba" if "jieba" in params else "standard"
+        analyzer = _analyzer_of(fields, _bm25_input(info, field_name)[0] or "")
         index.add_index(field_name, **sparse_index_params(bm25_parameters(settings, analyzer)))
     client.release_collection(name)
     client.create_index(name, index, sync=False)
     client.load_collection(name)
     return unindexed
+
+
+def _analyzer_of(fields: Mapping[str, Any], bm25_input: str) -> str:
+    """The analyzer of the BM25 input field ``bm25_input`` (its described field params)."""
+    params = str(fields.get(bm25_input, {}).get("params", {}).get("analyzer_params", ""))
+    return "jieba" if "jieba" in params else "standard"
 
 
 def _bm25_input(info: dict[str, Any], sparse_field: str) -> tuple[str | None, str]:
