@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
@@ -25,9 +26,15 @@ SPARSE_SEARCH_PARAMS: dict[str, Any] = {"metric_type": "BM25", "params": {"drop_
 
 
 def bm25_search(
-    client: MilvusClient, layout: CollectionLayout, request: SearchRequest, *, timeout: float
+    client: MilvusClient,
+    layout: CollectionLayout,
+    request: SearchRequest,
+    *,
+    timeout: float,
+    output_fields: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """BM25 hits of the query text (Milvus's built-in function), with each dense vector."""
+    """BM25 hits of the query text (Milvus's built-in function), with each dense vector (or
+    only ``output_fields``)."""
     return list(
         client.search(
             layout.name,
@@ -36,7 +43,7 @@ def bm25_search(
             search_params=SPARSE_SEARCH_PARAMS,
             limit=request.k,
             filter=request.expr or "",
-            output_fields=layout.fields_with_vector,
+            output_fields=layout.fields_with_vector if output_fields is None else output_fields,
             timeout=timeout,
         )[0]
     )
@@ -63,16 +70,10 @@ def with_bm25_scores(
     if not request.bm25_scores or not candidates or not layout.sparse_field:
         return candidates
     keys = [c.evidence_key for c in candidates]
-    hits = client.search(
-        layout.name,
-        data=[request.bm25_text],
-        anns_field=layout.sparse_field,
-        search_params=SPARSE_SEARCH_PARAMS,
-        limit=len(keys),
-        filter=condition(layout.id_field, keys),
-        output_fields=[layout.id_field],
-        timeout=timeout,
-    )[0]
+    among_candidates = replace(request, k=len(keys), expr=condition(layout.id_field, keys))
+    hits = bm25_search(
+        client, layout, among_candidates, timeout=timeout, output_fields=[layout.id_field]
+    )
     raw = {str(h["entity"].get(layout.id_field, h.get("id"))): float(h["distance"]) for h in hits}
     scaled = scaled_bm25(keys, raw)
     return [
