@@ -68,6 +68,7 @@ from langchain_lookup_knowledge.core.evidence_model import (
 )
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
 from langchain_lookup_knowledge.core.vocabulary import (
+    VOCABULARY_FEATURES,
     CommonWords,
     KbVocabulary,
     vocabulary_signals,
@@ -185,6 +186,10 @@ def evidence_signals(
     unseen = (
         vocabulary_signals(query, vocabulary, common_words()) if vocabulary is not None else None
     )
+    # the vocabulary signals by name (without a vocabulary: 0.0, the fields' default)
+    seen_by_kb = (
+        {name: getattr(unseen, name) for name in VOCABULARY_FEATURES} if unseen is not None else {}
+    )
     return EvidenceSignals(
         family=family,
         similarity=max(similarities),
@@ -195,12 +200,8 @@ def evidence_signals(
         bm25_per_term=bm25,
         dense_margin=margin,
         terms=len(terms),
-        unseen_share=unseen.unseen_share if unseen is not None else 0.0,
-        unseen_idf=unseen.unseen_idf if unseen is not None else 0.0,
-        rarest_idf=unseen.rarest_idf if unseen is not None else 0.0,
-        rare_unseen_idf=unseen.rare_unseen_idf if unseen is not None else 0.0,
-        rare_unseen_latin_idf=unseen.rare_unseen_latin_idf if unseen is not None else 0.0,
         vocabulary=unseen is not None,
+        **seen_by_kb,
     )
 
 
