@@ -123,6 +123,57 @@ def test_query_before_ingest_exits_2_and_says_what_to_do(tmp_path):
     assert out == ""
 
 
+def assert_json_error(code: int, out: str, err: str, error_type: str, *needles: str) -> None:
+    """A ``--json`` user error: exit 2, the stderr line, and the same message as one JSON
+    object on stdout (a script that parses stdout reads the failure)."""
+    assert code == 2
+    assert_one_line_error(err, *needles)
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    assert json.loads(lines[0]) == {
+        "error": {
+            "type": error_type,
+            "message": err.strip().removeprefix("lookup-knowledge: error: "),
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "error_type", "needle"),
+    [
+        (["--collection", "never_ingested"], {}, "CollectionNotFoundError", "never_ingested"),
+        (
+            ["--uri", "http://127.0.0.1:1"],
+            {"LOOKUP_KNOWLEDGE_MILVUS_TIMEOUT_S": "2"},
+            "StoreUnavailableError",
+            "cannot reach Milvus at http://127.0.0.1:1",
+        ),
+        (
+            [],
+            {"LOOKUP_KNOWLEDGE_DEFAULT_FILTER": '{"bad field!": "x"}'},
+            "ConfigurationError",
+            "invalid field name 'bad field!'",
+        ),
+    ],
+    ids=["missing-collection", "unreachable-milvus", "bad-filter"],
+)
+def test_query_json_prints_a_user_error_as_one_json_object(
+    tmp_path, monkeypatch, argv, env, error_type, needle
+):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_main(
+        ["query", "disk full", "--uri", str(tmp_path / "m.db"), *argv, "--no-record", "--json"]
+    )
+    assert_json_error(code, out, err, error_type, needle)
+
+
+def test_ingest_json_prints_a_user_error_as_one_json_object(tmp_path):
+    missing = tmp_path / "no-such-folder"
+    code, out, err = run_main(["ingest", str(missing), "--uri", str(tmp_path / "m.db"), "--json"])
+    assert_json_error(code, out, err, "ConfigurationError", "knowledge folder not found")
+
+
 def test_invalid_setting_exits_2(tmp_path):
     code, _, err = run_main(["ingest", str(tmp_path), "--collection", "bad name!"])
     assert code == 2

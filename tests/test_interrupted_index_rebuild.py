@@ -152,6 +152,17 @@ def test_a_lookup_on_it_fails_clearly_in_the_tool_and_the_cli(
     assert "lookup-knowledge ingest" in err
     assert "Traceback" not in out + err
 
+    code, out, err = run_cli(
+        ["query", "--uri", interrupted.milvus_uri, "--collection", COLLECTION, "quota", "--json"]
+    )
+    assert code == 2
+    assert json.loads(out) == {  # a script parsing stdout reads the failure too
+        "error": {
+            "type": "MissingIndexError",
+            "message": err.strip().removeprefix("lookup-knowledge: error: "),
+        }
+    }
+
 
 def test_the_next_ingest_builds_the_missing_indexes_and_re_embeds_nothing(
     interrupted: LookupSettings, real_embeddings: Embeddings, monkeypatch: pytest.MonkeyPatch

@@ -3,7 +3,8 @@ paths, evaluate and benchmark.
 
 Each subcommand is one module of this package with a ``register(subcommands)`` function, listed
 once in :data:`COMMANDS`: adding a subcommand is one new module and one line there. User errors
-(a missing folder, a locked database, an empty query) print one line and exit 2, no traceback.
+(a missing folder, a locked database, an empty query) print one line and exit 2, no traceback;
+with ``--json`` they also print one JSON object on stdout, ``{"error": {"type", "message"}}``.
 
 Example:
     >>> parser = build_parser()
@@ -30,7 +31,12 @@ from langchain_lookup_knowledge.cli import (
     records,
     report,
 )
-from langchain_lookup_knowledge.cli.options import EXIT_USER_ERROR, Subcommands
+from langchain_lookup_knowledge.cli.options import (
+    EXIT_USER_ERROR,
+    Subcommands,
+    error_object,
+    print_json,
+)
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.redaction import RedactingFilter, redact
 from langchain_lookup_knowledge.settings import ENV_PREFIX, LookupSettings
@@ -133,6 +139,13 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _print_json_error(exc: LookupKnowledgeError) -> None:
+    try:
+        print_json(error_object(exc))
+    except BrokenPipeError:
+        _quiet_stdout()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
     # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
@@ -148,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except LookupKnowledgeError as exc:
+        if getattr(args, "json", False):  # a script parsing stdout gets the error as JSON too
+            _print_json_error(exc)
         print(f"lookup-knowledge: error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

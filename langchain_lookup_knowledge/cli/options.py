@@ -94,6 +94,18 @@ def print_json(obj: Any) -> None:
     print(json.dumps(obj, ensure_ascii=False))
 
 
+def error_object(exc: BaseException) -> dict[str, Any]:
+    """What ``--json`` prints on stdout for a user error (exit 2): the error's class (a name of
+    :mod:`langchain_lookup_knowledge.errors`) and the message of the ``error:`` line on stderr.
+
+    Example:
+        >>> from langchain_lookup_knowledge.errors import CollectionNotFoundError
+        >>> error_object(CollectionNotFoundError("collection 'kb' does not exist"))
+        {'error': {'type': 'CollectionNotFoundError', 'message': "collection 'kb' does not exist"}}
+    """
+    return {"error": {"type": type(exc).__name__, "message": redact(str(exc))}}
+
+
 def print_output(output: Output, as_json: bool, render: Callable[[Output], str]) -> None:
     """A command's output: one JSON line with ``--json``, else ``render(output)`` for a reader.
 

@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
+from langchain_lookup_knowledge import errors
 from langchain_lookup_knowledge.cli.options import (
     Subcommands,
     add_store_args,
@@ -19,7 +20,7 @@ from langchain_lookup_knowledge.cli.options import (
     settings_from_args,
 )
 from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
-from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.errors import ConfigurationError, LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, gather_questions
 
 
@@ -58,6 +59,20 @@ def lookup_failed(out: Mapping[str, Any]) -> bool:
     return out.get("error") is not None
 
 
+def configuration_error(result: LookupResult, error: RetrievalError) -> LookupKnowledgeError:
+    """A lookup's configuration failure as the error its first failing step raised (its
+    ``Type: message`` attempt error names a class of :mod:`.errors`, e.g.
+    ``CollectionNotFoundError``), else a :class:`ConfigurationError`; the message is the
+    lookup's. ``query --json`` names that class."""
+    for attempt in result.retrieval_trace.attempts:
+        if attempt.error_kind == "configuration" and attempt.error:
+            cls = getattr(errors, attempt.error.partition(":")[0].strip(), None)
+            if isinstance(cls, type) and issubclass(cls, LookupKnowledgeError):
+                return cls(error.message)
+            break
+    return ConfigurationError(error.message)
+
+
 def run(args: argparse.Namespace) -> int:
     """Ask one or more questions."""
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
@@ -78,12 +93,13 @@ def run(args: argparse.Namespace) -> int:
     def ask(_: int, question: Question) -> bool:
         out = graph.invoke({"query": question.text})
         error = RetrievalError.model_validate(out["error"]) if out.get("error") else None
+        result = LookupResult.model_validate(out["result"])
         if error is not None and error.kind == "configuration":  # every question would fail
-            raise LookupKnowledgeError(error.message)
+            raise configuration_error(result, error)
         if args.json:
             print_json(out["result"])  # the contract's camelCase JSON, as the tool's artifact
         else:
-            print(format_result(LookupResult.model_validate(out["result"])))
+            print(format_result(result))
         return not lookup_failed(out)
 
     return ask_each(items, ask)
