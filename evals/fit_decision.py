@@ -39,6 +39,11 @@ family's found model (e.g. ``sparse=dense_margin``), ``--term-required all`` app
 "first block holds no question term: no evidence" rule to every family instead of the lookup's
 sparse and lexical ones.
 
+Measuring a fixed decision on dev, without fitting: ``--evaluate shipped`` (the package's
+default models and thresholds) or ``--evaluate FIT.json`` (a previous run's output) decides every
+row and prints ``dev`` and ``dev_misses`` of that decision alone, with a 95% Wilson interval
+beside each rate of ``dev_intervals`` (e.g. the shipped model on collections ingested since).
+
 Usage::
 
     export LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity
@@ -287,6 +292,16 @@ def outcomes(rows: list[dict], decision: Decision) -> list[tuple[dict, bool, str
     return out
 
 
+def wilson(successes: float, n: int, z: float = 1.96) -> list[float] | None:
+    """The 95% Wilson score interval of ``successes`` of ``n`` (None for n = 0)."""
+    if n == 0:
+        return None
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)]
+
+
 def rates(decided: list[tuple[dict, bool, str]]) -> dict[str, object]:
     """Found rates and per-level correctness of decided rows."""
     inside = [(r, f) for r, f, _ in decided if r["in_scope"]]
@@ -361,6 +376,12 @@ def over_assignments(
             "near_no_evidence": round(float(np.nanmean(a[:, 2])), 4),
             "high_correct": round(float(np.nanmean(a[:, 3])), 4),
         }
+        n_out = sum(1 for r in rows if r["mode"] == name[len("mode=") :] and not r["in_scope"])
+        n_in = sum(1 for r in rows if r["mode"] == name[len("mode=") :] and r["in_scope"])
+        mean = out[name]
+        # over the questions, at the mean rate: how far a set of this size pins it down
+        mean["in_scope_wilson"] = wilson(mean["in_scope_found"] * n_in, n_in)
+        mean["out_of_scope_wilson"] = wilson(mean["out_of_scope_no_evidence"] * n_out, n_out)
     return out
 
 
@@ -442,6 +463,80 @@ def with_signals(
     return {f: (*names, *added.get(f, ())) for f, names in features.items()}
 
 
+def shipped_decision() -> tuple[Decision, Decision]:
+    """The package's default decision (with and without the KB vocabulary)."""
+    from langchain_lookup_knowledge.settings import LookupSettings
+
+    settings = LookupSettings()
+    if settings.found_confidence != FOUND_CONFIDENCE:  # the fit folds 0.5 into each bias
+        sys.exit(f"shipped found_confidence {settings.found_confidence} is not {FOUND_CONFIDENCE}")
+    levels = dict(settings.relevance_model)
+    return (
+        Decision(
+            dict(settings.evidence_model),
+            levels,
+            settings.high_confidence,
+            settings.medium_confidence,
+        ),
+        Decision(
+            dict(settings.fallback_evidence_model),
+            levels,
+            settings.high_confidence,
+            settings.medium_confidence,
+        ),
+    )
+
+
+def saved_decision(path: str) -> tuple[Decision, Decision]:
+    """The decision of a previous run's output (``evidence_model``, ... as this script prints)."""
+    fit = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        levels, high, medium = (
+            fit["relevance_model"],
+            fit["high_confidence"],
+            fit["medium_confidence"],
+        )
+        return (
+            Decision(fit["evidence_model"], levels, high, medium),
+            Decision(fit["fallback_evidence_model"], levels, high, medium),
+        )
+    except (KeyError, TypeError) as exc:
+        sys.exit(f"--evaluate {path}: not an output of this script (missing {exc})")
+
+
+def intervals(decided: list[tuple[dict, bool, str]]) -> dict[str, dict[str, object]]:
+    """Per group, the in-scope found and out-of-scope no-evidence rates' Wilson intervals."""
+    out: dict[str, dict[str, object]] = {}
+    for name, r in grouped(decided).items():
+        assert isinstance(r, dict)
+        n_in, n_out = int(r["in_scope"]), int(r["out_of_scope"])
+        found, rejected = r["in_scope_found"], r["out_of_scope_no_evidence"]
+        out[name] = {
+            "in_scope_found": wilson(round(float(found) * n_in), n_in)
+            if found is not None
+            else None,
+            "out_of_scope_no_evidence": wilson(round(float(rejected) * n_out), n_out)
+            if rejected is not None
+            else None,
+        }
+    return out
+
+
+def evaluate(rows: list[dict], source: str) -> dict[str, object]:
+    """A fixed decision (``shipped`` or a saved fit) on ``rows``: no fitting."""
+    decision, fallback = shipped_decision() if source == "shipped" else saved_decision(source)
+    with_vocabulary = [r for r in rows if r.get("vocabulary", False) or "family" not in r]
+    without = [r for r in rows if "family" in r and not r.get("vocabulary", False)]
+    decided = outcomes(with_vocabulary, decision) + outcomes(without, fallback)
+    return {
+        "evaluated": source,
+        "rows_without_vocabulary": len(without),
+        "dev": grouped(decided),
+        "dev_intervals": intervals(decided),
+        "dev_misses": misses(decided),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+")
@@ -486,10 +581,19 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="fold assignments dev_cv_assignments averages over (1: dev_cv's alone)",
     )
+    parser.add_argument(
+        "--evaluate",
+        metavar="shipped|FIT.json",
+        help="decide the rows by a fixed decision (the package's defaults, or a previous run's "
+        "output) instead of fitting one; prints its dev rates, intervals and misses",
+    )
     args = parser.parse_args(argv)
     global term_required
     term_required = TERM_REQUIRED[args.term_required]
     rows = read_rows(args.reports)
+    if args.evaluate:
+        print(json.dumps(evaluate(rows, args.evaluate), indent=2))
+        return 0
     vocabulary = tuple(v for v in args.vocabulary.split(",") if v)
     without = [r for r in rows if "family" in r and not r.get("vocabulary", False)]
     if vocabulary and without:

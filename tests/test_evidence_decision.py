@@ -336,3 +336,45 @@ def test_the_fit_adds_the_signals_it_is_told_and_averages_fold_assignments(tmp_p
     strict = json.loads(fit("--term-required", "all").stdout)
     withheld = len(hybrid_inside[::4]) / len(hybrid_inside)
     assert strict["dev"]["family=hybrid"]["in_scope_found"] <= 1 - withheld + 1e-9
+
+
+def test_the_fit_script_measures_a_fixed_decision_without_fitting(tmp_path: Path):
+    """--evaluate decides the dev rows by a given decision (a previous run's output, or the
+    package's defaults) and fits nothing: a saved fit evaluated on its own rows gives its
+    ``dev`` rates back; a decision that answers everything rejects no out-of-scope row; each
+    rate comes with a Wilson interval around it."""
+    signals, saved = _synthetic_dev_report(tmp_path)
+    script = str(REPO / "evals" / "fit_decision.py")
+
+    def run(*flags: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, script, *flags, str(saved)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    fitted = run("--min-found", "0.9")
+    fit_file = tmp_path / "fit.json"
+    fit_file.write_text(json.dumps(fitted), encoding="utf-8")
+    again = run("--evaluate", str(fit_file))
+    assert "evidence_model" not in again  # nothing fitted
+    assert again["dev"]["all"] == fitted["dev"]["all"]
+    lenient = fitted | {
+        "evidence_model": {"dense": {"bias": 30.0}},
+        "fallback_evidence_model": {"dense": {"bias": 30.0}},
+    }
+    fit_file.write_text(json.dumps(lenient), encoding="utf-8")
+    everything = run("--evaluate", str(fit_file))["dev"]["all"]
+    # only the sparse rows without a question term are no evidence (the lookup's rule)
+    unvouched = [r for r in signals if r["family"] == "sparse" and r["coverage"] == 0.0]
+    outside = [r for r in signals if not r["in_scope"]]
+    expected = sum(1 for r in unvouched if not r["in_scope"]) / len(outside)
+    assert 0 < expected < 1
+    assert everything["out_of_scope_no_evidence"] == pytest.approx(expected, abs=1e-4)
+    assert everything["in_scope_found"] == 1.0
+    low, high = run("--evaluate", "shipped")["dev_intervals"]["all"]["out_of_scope_no_evidence"]
+    shipped = run("--evaluate", "shipped")["dev"]["all"]["out_of_scope_no_evidence"]
+    assert low <= shipped <= high
+    assert high - low > 0.1  # 30 out-of-scope rows pin a rate down to no better than that
