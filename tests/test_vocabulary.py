@@ -133,6 +133,33 @@ def test_an_identifiers_words_run_together_are_no_unseen_name():
     assert vocabulary.df_within("node") == 0  # held as a word: df says so, not df_within
 
 
+def test_an_operators_typo_and_a_camelcase_word_of_kb_words_can_count_as_seen():
+    """typos: a Latin word of 6+ letters one Damerau edit from a KB term ("seperate" of
+    "separate", "sepraate": two letters swapped) is seen, a short one ("nodez") or a real name
+    ("kafka") is not; identifiers: a CamelCase word is seen when the KB holds each of its parts
+    ("ContainerCreating": "container", "creating"), not when one part is unseen. Off by
+    default: the question's word is then unseen."""
+    vocabulary = KbVocabulary.build(
+        [
+            ("a.md", "separate the control plane from the data plane"),
+            ("b.md", "the container is creating its volume on the node"),
+        ]
+    )
+    question = "seperate control plane kafka"
+    assert vocabulary_signals(question, vocabulary).unseen == ("seperate", "kafka")
+    typo = vocabulary_signals(question, vocabulary, typos=True)
+    assert typo.unseen == ("kafka",)
+    assert typo.unseen_idf < vocabulary_signals(question, vocabulary).unseen_idf
+    assert vocabulary.df_typo("sepraate") == 1
+    assert vocabulary.df_typo("nodez") == 0  # shorter than MIN_TYPO_LENGTH
+    assert vocabulary_signals("nodez volume", vocabulary, typos=True).unseen == ("nodez",)
+    camel = "pods stuck in ContainerCreating"
+    assert vocabulary_signals(camel, vocabulary).unseen == ("pod", "stuck", "containercreating")
+    assert vocabulary_signals(camel, vocabulary, identifiers=True).unseen == ("pod", "stuck")
+    half = vocabulary_signals("ContainerExploding volume", vocabulary, identifiers=True)
+    assert half.unseen == ("containerexploding",)
+
+
 def test_an_unseen_latin_name_is_told_apart_from_an_unseen_chinese_word():
     """rare_unseen_latin_idf is the part of rare_unseen_idf in Latin-script terms: a product
     name a Chinese question holds ("postgresql"), not a Chinese word the KB words otherwise."""

@@ -47,12 +47,14 @@ from langchain_lookup_knowledge.core.text import (
 __all__ = [
     "CJK_QUESTION_WORDS",
     "COMMON_CJK_FREQUENCY",
+    "MIN_TYPO_LENGTH",
     "MIN_WITHIN_LENGTH",
     "VOCABULARY_FEATURES",
     "CommonWords",
     "KbVocabulary",
     "VocabularySignals",
     "document_terms",
+    "identifier_parts",
     "jieba_frequency",
     "question_terms",
     "vocabulary_signals",
@@ -196,6 +198,29 @@ class KbVocabulary:
             return 0
         return 1 if term in self._latin_terms else 0
 
+    def df_typo(self, term: str) -> int:
+        """The document frequency of the KB's term one edit away from a Latin ``term`` of
+        :data:`MIN_TYPO_LENGTH`+ letters that no document holds (an operator's typo: "seperate"
+        of "separate"; the edit of Damerau: one letter deleted, inserted, replaced, or two
+        adjacent ones swapped), the most frequent when several are; 0 when none is (or the term
+        is short, not all letters, or held as it is).
+
+        Example:
+            >>> vocabulary = KbVocabulary.build([("a.md", "separate the planes"), ("b.md", "x")])
+            >>> vocabulary.df_typo("seperate"), vocabulary.df_typo("sepraate")
+            (1, 1)
+            >>> [vocabulary.df_typo(t) for t in ("separate", "seprte", "plane")]
+            [0, 0, 0]
+        """
+        if len(term) < MIN_TYPO_LENGTH or not (term.isascii() and term.isalpha()):
+            return 0
+        if self.df(term):
+            return 0
+        best = 0
+        for variant in _one_edit(term):
+            best = max(best, self.frequencies.get(variant, 0))
+        return best
+
     def idf(self, term: str) -> float:
         """``ln((N + 1) / (df + 0.5))``: an unseen term has the largest."""
         return self.idf_of(self.df(term))
@@ -204,6 +229,22 @@ class KbVocabulary:
         """The IDF of a term held by ``df`` documents (:meth:`idf` without the lookup)."""
         return math.log((self.documents + 1) / (df + 0.5))
 
+
+def _one_edit(word: str) -> set[str]:
+    """Every lower-case Latin string one Damerau edit from ``word`` (a letter deleted,
+    inserted or replaced, or two adjacent letters swapped)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deleted = {a + b[1:] for a, b in splits if b}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaced = {a + c + b[1:] for a, b in splits if b for c in letters}
+    inserted = {a + c + b for a, b in splits for c in letters}
+    return (deleted | swapped | replaced | inserted) - {word}
+
+
+MIN_TYPO_LENGTH = 6
+"""The shortest unseen Latin word :meth:`KbVocabulary.df_typo` reads as a typo of a KB term (a
+shorter one is one edit from too many other words: "nodes" of "notes", "redis" of "remis")."""
 
 MIN_WITHIN_LENGTH = 5
 """The shortest unseen Latin term :meth:`KbVocabulary.df_within` looks for inside longer
@@ -283,13 +324,38 @@ class VocabularySignals:
     rare_unseen: tuple[str, ...] = ()
 
 
+def identifier_parts(query: str) -> dict[str, tuple[str, ...]]:
+    """The question's CamelCase words: word key -> its significant parts.
+
+    Example:
+        >>> identifier_parts("pods sit in ContainerCreating")
+        {'containercreating': ('container', 'creating')}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for word in raw_words(unicodedata.normalize("NFKC", query)):
+        parts = tuple(p for p in camel_parts(word) if significant(p))
+        keys = word_keys(word, significant_only=True)
+        if len(parts) > 1 and len(keys) == 1:
+            out[keys[0]] = parts
+    return out
+
+
 def vocabulary_signals(
-    query: str, vocabulary: KbVocabulary, common: CommonWords | None = None
+    query: str,
+    vocabulary: KbVocabulary,
+    common: CommonWords | None = None,
+    *,
+    typos: bool = False,
+    identifiers: bool = False,
 ) -> VocabularySignals:
     """What ``query``'s terms (:func:`question_terms`) look like against ``vocabulary``.
 
     A question without terms has nothing unseen. ``common``: the everyday words; None: no
-    unseen term is one (``rare_unseen_idf`` equals ``unseen_idf``).
+    unseen term is one (``rare_unseen_idf`` equals ``unseen_idf``). A term that is part of a
+    longer KB term is seen (:meth:`KbVocabulary.df_within`); ``typos``: so is one an edit
+    from a KB term (:meth:`KbVocabulary.df_typo`); ``identifiers``: so is a CamelCase word
+    whose every part the KB holds ("ContainerCreating": "container" and "creating"), at the
+    fewest documents of any part.
 
     Example:
         >>> vocabulary = KbVocabulary.build([("a.md", "etcd disk"), ("b.md", "disk")])
@@ -305,6 +371,14 @@ def vocabulary_signals(
         return VocabularySignals()
     # each term's df, read once; an identifier's words run together count as seen
     frequencies = {t: vocabulary.df(t) or vocabulary.df_within(t) for t in terms}
+    if identifiers:
+        for term, parts in identifier_parts(query).items():
+            if frequencies.get(term) == 0:
+                frequencies[term] = min(vocabulary.df(p) for p in parts)
+    if typos:
+        for term, df in frequencies.items():
+            if df == 0:
+                frequencies[term] = vocabulary.df_typo(term)
     unseen = tuple(t for t in terms if frequencies[t] == 0)
     weights = {t: vocabulary.idf_of(frequencies[t]) for t in terms}
     mass = sum(weights.values())
