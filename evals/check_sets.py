@@ -12,6 +12,12 @@ included): a term that now occurs in a document fails the check.
 The dev/test split is checked too: each ``<set>_dev.jsonl`` / ``<set>_test.jsonl`` pair must be
 exactly what :func:`split` makes of their union, so nobody moves a question between them by hand.
 
+Supplementary dev sets (``<set>_dev2.jsonl``, ``_dev3``...: dev only, no test half) are held to
+more: every in-scope line has a ``style``, and no question is an exact or near duplicate
+(:func:`near_duplicate`) of a question in any other set file, test files included, or of an earlier
+line of its own file. A near duplicate of a test question is reported without the test question:
+test files are blind.
+
 Usage (from the repository root)::
 
     python evals/check_sets.py                      # check every set; data from ../shared/data
@@ -28,8 +34,11 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 from collections import defaultdict
+from difflib import SequenceMatcher
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 
 EVALS = Path(__file__).resolve().parent
@@ -49,6 +58,21 @@ SPLIT_SEED = 20261201
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
+#: ``style`` values a line may carry (README "Format").
+STYLES = ("symptom", "task", "concept")
+
+#: Supplementary dev-only sets: ``<set>_dev2.jsonl``, ``<set>_dev3.jsonl``...
+SUPPLEMENTARY = re.compile(r"_dev\d+\.jsonl$")
+
+#: Files nobody reads while tuning: their questions are never printed.
+BLIND_SUFFIXES = ("_test.jsonl", "_holdout.jsonl")
+
+#: Two questions are near duplicates when their word sets (CJK as character pairs) overlap this much
+#: (Jaccard) or their lower-cased texts are this similar (difflib ratio). The dev files of the first
+#: sets, written independently, stay well below both (closest pairs: Jaccard 0.40, ratio 0.67).
+NEAR_DUPLICATE_JACCARD = 0.5
+NEAR_DUPLICATE_RATIO = 0.75
+
 
 def kb_of_file(name: str) -> str | None:
     """The knowledge base a question file is about, from its name (``None``: per line ``kb``)."""
@@ -58,6 +82,79 @@ def kb_of_file(name: str) -> str | None:
         if name.startswith(kb + "_"):
             return kb
     raise ValueError(f"{name}: file name does not start with a knowledge base name or out_of_scope")
+
+
+def is_supplementary(name: str) -> bool:
+    """A dev-only set added after the split sets (``tidb_zh_dev2.jsonl``)."""
+    return bool(SUPPLEMENTARY.search(name))
+
+
+def is_blind(name: str) -> bool:
+    """A test or holdout file (its questions are not printed)."""
+    return name.endswith(BLIND_SUFFIXES)
+
+
+@cache
+def question_terms(question: str) -> frozenset[str]:
+    """Lower-cased words and identifiers, and each pair of adjacent CJK characters."""
+    text = question.lower()
+    terms = set(re.findall(r"[a-z0-9_.\-]+", text))
+    for run in re.findall(r"[\u4e00-\u9fff]+", text):
+        terms.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+    return frozenset(terms)
+
+
+@lru_cache(maxsize=64)
+def _matcher_against(text: str) -> SequenceMatcher[str]:
+    """A matcher with ``text`` as its second sequence (difflib indexes that one once)."""
+    matcher: SequenceMatcher[str] = SequenceMatcher(None)
+    matcher.set_seq2(text)
+    return matcher
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Whether two questions are the same question, or nearly (see NEAR_DUPLICATE_*).
+
+    >>> near_duplicate("pod keeps crashing and restarting", "Pod keeps  crashing and restarting!")
+    True
+    >>> near_duplicate("pod keeps crashing and restarting", "etcd has no leader")
+    False
+    """
+    text_a, text_b = " ".join(a.lower().split()), " ".join(b.lower().split())
+    if text_a == text_b:
+        return True
+    terms_a, terms_b = question_terms(a), question_terms(b)
+    union = terms_a | terms_b
+    if union and len(terms_a & terms_b) / len(union) >= NEAR_DUPLICATE_JACCARD:
+        return True
+    shorter, total = min(len(text_a), len(text_b)), len(text_a) + len(text_b)
+    if not total or 2 * shorter / total < NEAR_DUPLICATE_RATIO:  # ratio() cannot reach it
+        return False
+    matcher = _matcher_against(text_a)
+    matcher.set_seq1(text_b)
+    return matcher.quick_ratio() >= NEAR_DUPLICATE_RATIO and matcher.ratio() >= NEAR_DUPLICATE_RATIO
+
+
+def check_near_duplicates(path: Path, others: dict[str, list[str]]) -> list[str]:
+    """Lines of ``path`` that repeat or nearly repeat a question of another file (``others``: file
+    name -> questions) or an earlier line of ``path``."""
+    problems = []
+    earlier: list[tuple[int, str]] = []
+    for row in read_lines(path):
+        where = f"{path.name}:{row['_line']}"
+        q = str(row.get("q", ""))
+        for name, questions in sorted(others.items()):
+            if name == path.name:
+                continue
+            for other in questions:
+                if near_duplicate(q, other):
+                    shown = "not shown: test files are blind" if is_blind(name) else repr(other)
+                    problems.append(f"{where}: near duplicate of a question in {name} ({shown})")
+        for line, other in earlier:
+            if near_duplicate(q, other):
+                problems.append(f"{where}: near duplicate of line {line} ({other!r})")
+        earlier.append((row["_line"], q))
+    return problems
 
 
 def stem(source: str) -> str:
@@ -161,6 +258,9 @@ def check_file(path: Path, kbs: dict[str, KnowledgeBase]) -> list[str]:
         if q.lower() in seen:
             problems.append(f"{where}: duplicate question {q!r}")
         seen.add(q.lower())
+        style = row.get("style")
+        if style is not None and style not in STYLES:
+            problems.append(f"{where}: style {style!r} is not one of {', '.join(STYLES)}")
         rel = row.get("rel")
         if not isinstance(rel, list):
             problems.append(f"{where}: rel must be a list")
@@ -188,6 +288,8 @@ def check_file(path: Path, kbs: dict[str, KnowledgeBase]) -> list[str]:
         else:
             if not rel:
                 problems.append(f"{where}: an in-scope line needs at least one rel")
+            if style is None and is_supplementary(path.name):
+                problems.append(f"{where}: a line of a supplementary set needs a style")
             for r in rel:
                 problem = kb.problem_with(str(r))
                 if problem:
@@ -211,7 +313,7 @@ def check_split(dev_path: Path, test_path: Path) -> list[str]:
 
 
 def data_root(explicit: str | None) -> Path:
-    candidates = [explicit] if explicit else []
+    candidates: list[str | None] = [explicit] if explicit else []
     candidates += [os.environ.get("LOOKUP_EVAL_DATA")]
     candidates += [str(EVALS.parent.parent / "shared" / "data")]
     candidates += [str(EVALS.parent.parent.parent / "shared" / "data")]
@@ -250,8 +352,12 @@ def main(argv: list[str] | None = None) -> int:
 
     problems: list[str] = []
     counts = []
-    for path in sorted(EVALS.glob("*.jsonl")):
+    paths = sorted(EVALS.glob("*.jsonl"))
+    questions = {path.name: [str(row.get("q", "")) for row in read_lines(path)] for path in paths}
+    for path in paths:
         problems += check_file(path, kbs)
+        if is_supplementary(path.name):
+            problems += check_near_duplicates(path, questions)
         counts.append(f"{path.name}: {len(read_lines(path))}")
         if path.name.endswith("_dev.jsonl"):
             test_path = path.with_name(path.name[: -len("_dev.jsonl")] + "_test.jsonl")
