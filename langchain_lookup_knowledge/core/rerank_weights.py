@@ -48,6 +48,12 @@ class RerankWeights:
             CamelCase identifier with the same Snowball stem (``crashing`` in
             ``KubePodCrashLooping``); 0 (the default): whole words only. Off: one question
             gained on dev, two lost on the test splits.
+        tie_break_margin: Above 0, two neighbouring documents among the first five whose
+            bases lie within this of each other and whose titles share two or more words
+            (``KubeHpaMaxedOut``, ``KubeHpaReplicasMismatch``) are ordered by the question
+            terms only one of their titles, aliases, keywords or entities names, weighed by
+            their rarity among the candidates (reason ``sibling_tie_break``). 0 (the default):
+            no tie-break.
 
     Each L0 kind counts once per candidate however many of its terms matched.
 
@@ -68,6 +74,7 @@ class RerankWeights:
     first_chunk: float = 0.01
     term_idf: float = 0.0
     term_stems: float = 0.0
+    tie_break_margin: float = 0.0
 
     @classmethod
     def from_overrides(cls, overrides: Mapping[str, float]) -> RerankWeights:

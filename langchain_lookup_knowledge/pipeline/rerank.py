@@ -20,6 +20,7 @@ from langchain_lookup_knowledge.pipeline.term_match import (
     query_term_matches,
     query_terms,
 )
+from langchain_lookup_knowledge.pipeline.tie_break import sibling_tie_breaks
 
 __all__ = [
     "TEXT_TERMS_CACHE_SIZE",
@@ -298,4 +299,42 @@ def rerank(
         )
         for c, m in zip(candidates, matches, strict=True)
     ]
-    return sorted(scored, key=ScoredCandidate.sort_key)
+    ordered = sorted(scored, key=ScoredCandidate.sort_key)
+    if weights.tie_break_margin > 0:
+        ordered = _tie_break(ordered, terms, bigrams, weights.tie_break_margin)
+    return ordered
+
+
+def _tie_break(
+    ordered: list[ScoredCandidate],
+    terms: Sequence[str],
+    bigrams: frozenset[str],
+    margin: float,
+) -> list[ScoredCandidate]:
+    """Near-tied sibling documents ordered by their distinct question terms (explained)."""
+    ranked = [s for s in ordered if not s.superseded]  # a superseded one ranks last anyway
+    lifts = sibling_tie_breaks(
+        [s.candidate for s in ranked],
+        [s.base for s in ranked],
+        [s.final for s in ranked],
+        terms,
+        bigrams,
+        margin=margin,
+    )
+    if not lifts:
+        return ordered
+    out = list(ordered)
+    position = {id(s): i for i, s in enumerate(out)}
+    for lift in lifts:
+        s = ranked[lift.index]
+        reason = HitReason(
+            kind="sibling_tie_break", detail=lift.detail, contribution=lift.contribution
+        )
+        out[position[id(s)]] = ScoredCandidate(
+            candidate=s.candidate,
+            base=s.base,
+            reasons=[*s.reasons, reason],
+            terms_found=s.terms_found,
+            superseded=s.superseded,
+        )
+    return sorted(out, key=ScoredCandidate.sort_key)
