@@ -20,8 +20,11 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import itertools
+import logging
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -54,6 +57,11 @@ CANDIDATES_PER_BLOCK = 3
 """``candidate_k=None`` fetches this many L1 candidates per evidence block asked for."""
 
 ENV_PREFIX = "LOOKUP_KNOWLEDGE_"
+# Variables of the test suite's own fixtures, not settings.
+_NOT_SETTINGS_PREFIX = f"{ENV_PREFIX}TEST_"
+logger = logging.getLogger(__name__)
+_warned_variables: set[str] = set()  # the unknown variables this process warned about
+_warned_lock = threading.Lock()
 _FIELD_NAME_SETTINGS = (
     "id_field",
     "content_field",
@@ -184,6 +192,46 @@ def _default_evidence_model(
         else DEFAULT_EVIDENCE_MODEL
     )
     return {family: dict(weights) for family, weights in model.items()}
+
+
+def unknown_setting_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each ``LOOKUP_KNOWLEDGE_*`` variable that names no setting (a typo is
+    otherwise ignored in silence), with the nearest setting's variable when one is close.
+
+    Example:
+        >>> unknown_setting_variables({"LOOKUP_KNOWLEDGE_TOPK": "3", "HOME": "/root"})
+        ['LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored (did you mean LOOKUP_KNOWLEDGE_TOP_K?)']
+    """
+    return [warning for _, warning in _unknown_variables(environ)]
+
+
+def take_unknown_setting_warnings(environ: Mapping[str, str] | None = None) -> list[str]:
+    """:func:`unknown_setting_variables` of ``environ`` (default: the process environment)
+    less the variables already warned about in this process, which are marked as warned: each
+    typo is told once, by whoever asks first (the CLI prints it; ``LookupSettings()`` logs it
+    on this module's logger)."""
+    unknown = _unknown_variables(os.environ if environ is None else environ)
+    with _warned_lock:
+        fresh = [(name, warning) for name, warning in unknown if name not in _warned_variables]
+        _warned_variables.update(name for name, _ in fresh)
+    return [warning for _, warning in fresh]
+
+
+def _unknown_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(variable, warning) for each ``LOOKUP_KNOWLEDGE_*`` variable that names no setting."""
+    fields = sorted(LookupSettings.model_fields)
+    unknown = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper.startswith(_NOT_SETTINGS_PREFIX):
+            continue
+        field = upper.removeprefix(ENV_PREFIX).lower()
+        if field in fields:
+            continue
+        close = difflib.get_close_matches(field, fields, n=1, cutoff=0.8)
+        hint = f" (did you mean {ENV_PREFIX}{close[0].upper()}?)" if close else ""
+        unknown.append((name, f"{name} is not a setting, ignored{hint}"))
+    return unknown
 
 
 class LookupSettings(BaseSettings):
@@ -653,6 +701,8 @@ class LookupSettings(BaseSettings):
     if not TYPE_CHECKING:  # type checkers keep the typed signature pydantic gives the class
 
         def __init__(self, **values: Any) -> None:
+            for warning in take_unknown_setting_warnings():  # read with the environment
+                logger.warning(warning)
             try:
                 super().__init__(**values)
             except ValidationError as exc:

@@ -7,6 +7,7 @@ folder (the pipe case in a child process, as a shell runs it).
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import sys
 import pytest
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge import settings as settings_module
 from langchain_lookup_knowledge.cli import build_parser, unknown_setting_variables
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.store.connection import close_all_clients
@@ -72,14 +74,48 @@ def test_a_misspelled_setting_variable_is_named_with_the_nearest_setting():
     ]
 
 
-def test_the_cli_warns_about_a_misspelled_setting_variable(tmp_path, monkeypatch):
+TOPK_WARNING = (
+    "LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored (did you mean LOOKUP_KNOWLEDGE_TOP_K?)"
+)
+
+
+@pytest.fixture
+def no_variable_warned_yet(monkeypatch):
+    """This process has warned about no unknown variable yet (each is warned once)."""
+    monkeypatch.setattr(settings_module, "_warned_variables", set())
+
+
+def settings_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == settings_module.__name__]
+
+
+def test_the_cli_warns_about_a_misspelled_setting_variable_once(
+    tmp_path, monkeypatch, caplog, no_variable_warned_yet
+):
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_TOPK", "3")
+    caplog.set_level(logging.WARNING)
     code, _, err = run_cli(["query", "--uri", str(tmp_path / "m.db")])  # no question: exit 2
     assert code == 2
-    assert (
-        "lookup-knowledge: warning: LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored "
-        "(did you mean LOOKUP_KNOWLEDGE_TOP_K?)"
-    ) in err.splitlines()
+    assert f"lookup-knowledge: warning: {TOPK_WARNING}" in err.splitlines()
+    assert err.count("LOOKUP_KNOWLEDGE_TOPK") == 1
+    assert settings_warnings(caplog) == []  # the settings it built do not log it again
+
+
+def test_a_python_user_is_warned_once_about_a_misspelled_setting_variable(
+    monkeypatch, caplog, no_variable_warned_yet
+):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_TOPK", "3")
+    caplog.set_level(logging.WARNING)
+    assert LookupSettings().top_k == LookupSettings.model_fields["top_k"].default
+    LookupSettings(collection="runbooks")
+    assert settings_warnings(caplog) == [TOPK_WARNING]
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_COLECTION", "kb")  # a new typo is warned too
+    LookupSettings()
+    assert settings_warnings(caplog) == [
+        TOPK_WARNING,
+        "LOOKUP_KNOWLEDGE_COLECTION is not a setting, ignored "
+        "(did you mean LOOKUP_KNOWLEDGE_COLLECTION?)",
+    ]
 
 
 def test_output_piped_into_a_reader_that_stops_is_not_a_traceback(tmp_path):

@@ -15,11 +15,10 @@ Example:
 from __future__ import annotations
 
 import argparse
-import difflib
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_lookup_knowledge.cli import (
     bench,
@@ -39,9 +38,12 @@ from langchain_lookup_knowledge.cli.options import (
 )
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.redaction import RedactingFilter, redact
-from langchain_lookup_knowledge.settings import ENV_PREFIX, LookupSettings
+from langchain_lookup_knowledge.settings import (
+    take_unknown_setting_warnings,
+    unknown_setting_variables,
+)
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "unknown_setting_variables"]
 
 COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     ingest.register,
@@ -55,8 +57,6 @@ COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
 )
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (`| head`)
-# Variables of the test suite's own fixtures, not settings.
-_NOT_SETTINGS_PREFIX = f"{ENV_PREFIX}TEST_"
 # Their ERROR records carry tracebacks (e.g. milvus_lite on a locked database) for failures this
 # CLI already reports in one line.
 _NOISY_LOGGERS = ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx")
@@ -106,29 +106,6 @@ def _configure_logging(verbose: bool) -> None:
     logging.getLogger("jieba").addFilter(_warnings_and_above)
 
 
-def unknown_setting_variables(environ: Mapping[str, str]) -> list[str]:
-    """A warning for each ``LOOKUP_KNOWLEDGE_*`` variable that names no setting (a typo is
-    otherwise ignored in silence), with the nearest setting's variable when one is close.
-
-    Example:
-        >>> unknown_setting_variables({"LOOKUP_KNOWLEDGE_TOPK": "3", "HOME": "/root"})
-        ['LOOKUP_KNOWLEDGE_TOPK is not a setting, ignored (did you mean LOOKUP_KNOWLEDGE_TOP_K?)']
-    """
-    fields = sorted(LookupSettings.model_fields)
-    warnings = []
-    for name in sorted(environ):
-        upper = name.upper()
-        if not upper.startswith(ENV_PREFIX) or upper.startswith(_NOT_SETTINGS_PREFIX):
-            continue
-        field = upper.removeprefix(ENV_PREFIX).lower()
-        if field in fields:
-            continue
-        close = difflib.get_close_matches(field, fields, n=1, cutoff=0.8)
-        hint = f" (did you mean {ENV_PREFIX}{close[0].upper()}?)" if close else ""
-        warnings.append(f"{name} is not a setting, ignored{hint}")
-    return warnings
-
-
 def _quiet_stdout() -> None:
     """After the reader of stdout went away (``| head``): send what is left to /dev/null, so
     the interpreter's last flush does not fail too."""
@@ -153,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
-    for warning in unknown_setting_variables(os.environ):
+    for warning in take_unknown_setting_warnings(os.environ):  # not again by LookupSettings()
         print(f"lookup-knowledge: warning: {warning}", file=sys.stderr)
     try:
         return int(args.func(args))
