@@ -1,7 +1,8 @@
 """Context pack: the evidence blocks as the text the agent reads, within a character budget.
 
-Each block is a header (rank, title/breadcrumb, source, evidenceKey, score, hit reasons) and its
-content. Headers are never truncated; only content is, with a visible ``…[truncated]`` marker.
+Each block is a header (rank, title/breadcrumb, source, evidenceKey, score, hit reasons whose
+contributions add up to the score) and its content. Headers are never truncated; only content
+is, with a visible ``…[truncated]`` marker.
 
 Budget policy:
 
@@ -19,10 +20,11 @@ Budget policy:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.checks import require_at_least
-from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock, HitReason
+from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock, HitReason, ScoreLabel
 
 __all__ = ["DEFAULT_MIN_CONTENT_CHARS", "TRUNCATION_MARKER", "block_header", "pack_context"]
 
@@ -35,11 +37,26 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _why(reasons: Sequence[HitReason], similarity: float | None = None) -> str:
-    """Short hit reasons: ``similarity 0.71, l0_title +0.08, first_chunk +0.01``.
+def _retrieval_part(contribution: float, label: ScoreLabel | None) -> str:
+    """The L1 reason as the agent reads it: its contribution to the score, first.
 
-    The L1 reason shows the block's normalized similarity when known (a hybrid hit's rerank
-    base also mixes in its fused rank; the model is told the similarity, the trace has both).
+    A dense hit's contribution is its similarity (``similarity 0.71``). A fused or BM25 hit's
+    rerank base mixes in its rank score, so the part shows the base and what it mixes:
+    ``retrieval 0.76 (similarity 0.59, rank 0.92)``; the formula is in the reason's detail.
+    """
+    similarity = label.similarity if label is not None else None
+    if similarity is None or not math.isfinite(similarity) or abs(contribution - similarity) < 5e-3:
+        return f"similarity {contribution:.2f}"
+    mixed = [f"similarity {similarity:.2f}"]
+    if label is not None and label.rank_score is not None and math.isfinite(label.rank_score):
+        mixed.append(f"rank {label.rank_score:.2f}")
+    return f"retrieval {contribution:.2f} ({', '.join(mixed)})"
+
+
+def _why(reasons: Sequence[HitReason], label: ScoreLabel | None = None) -> str:
+    """Short hit reasons whose leading numbers add up to the block's score (to rounding):
+    ``similarity 0.71, l0_title +0.08, first_chunk +0.01``, or for a fused hit
+    ``retrieval 0.76 (similarity 0.59, rank 0.92), query_term_coverage +0.05``.
     """
     best: dict[str, float] = {}
     for reason in reasons:
@@ -47,8 +64,7 @@ def _why(reasons: Sequence[HitReason], similarity: float | None = None) -> str:
     parts = []
     for kind, contribution in best.items():
         if kind == "l1_similarity":
-            shown = contribution if similarity is None else similarity
-            parts.append(f"similarity {shown:.2f}")
+            parts.append(_retrieval_part(contribution, label))
         else:
             parts.append(f"{_one_line(kind)} {contribution:+.2f}")
     return ", ".join(parts) or "none recorded"
@@ -69,11 +85,10 @@ def block_header(rank: int, block: EvidenceBlock) -> str:
         heading = f"{title} — {breadcrumb}"
     else:
         heading = breadcrumb or title or _one_line(block.source)
-    similarity = block.score_label.similarity if block.score_label is not None else None
     return (
         f"[{rank}] {heading}\n"
         f"source: {_one_line(block.source)} (evidenceKey {_one_line(block.evidence_key)}; "
-        f"score {block.score:.2f}; why: {_why(block.hit_reasons, similarity)})\n"
+        f"score {block.score:.2f}; why: {_why(block.hit_reasons, block.score_label)})\n"
     )
 
 

@@ -1,4 +1,5 @@
-"""Property (hypothesis): a block's hit-reason contributions add up to its ``score``.
+"""Property (hypothesis): a block's hit-reason contributions add up to its ``score``, and so do
+the leading numbers of the "why" the agent reads in the block's header (to their rounding).
 
 Whatever the candidates (dense, hybrid or BM25 labels; several attempts finding the same chunk;
 the retry's ranks of record or not) and whatever L0 matched, the README's promise holds.
@@ -6,12 +7,15 @@ the retry's ranks of record or not) and whatever L0 matched, the README's promis
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.pipeline.context_pack import block_header
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.pipeline.rerank import rerank
@@ -75,3 +79,56 @@ def test_hit_reasons_add_up_to_the_score(
         assert sum(r.contribution for r in block.hit_reasons) == pytest.approx(block.score)
         assert [r.kind for r in block.hit_reasons].count("l1_similarity") == 1
     assert set(selection.contributing_attempts) <= {c.attempt for c in found}
+
+
+_HEADER_SCORE = re.compile(r"; score (\d+\.\d\d); why: (.*)\)$")
+_TOP_LEVEL_COMMA = re.compile(r", (?![^()]*\))")
+_NUMBER = re.compile(r"[-+]?\d+\.\d+")
+
+
+def header_score_and_parts(header: str) -> tuple[float, list[float]]:
+    """The score a block header shows and the leading number of each part of its "why"."""
+    match = _HEADER_SCORE.search(header.splitlines()[1])
+    assert match is not None, header
+    parts = _TOP_LEVEL_COMMA.split(match.group(2))
+    numbers = [_NUMBER.search(part) for part in parts]
+    assert all(numbers), parts
+    return float(match.group(1)), [float(n.group()) for n in numbers if n]
+
+
+def test_a_fused_hits_why_shows_its_retrieval_base_not_its_similarity() -> None:
+    label = ScoreLabel(
+        path="sdk", metric="RRF", raw=0.17, similarity=0.5934, formula="", kind="hybrid",
+        rank_score=0.9231,
+    )  # fmt: skip
+    hit = Candidate(
+        evidence_key="disk.md#0", source="disk.md", title="Disk full", content="disk full",
+        rank=1, score_label=label,
+    )  # fmt: skip
+    scored = rerank([hit], "disk full", None)
+    block = build_evidence_blocks(
+        scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=False
+    ).blocks[0]
+    header = block_header(1, block)
+    assert "why: retrieval 0.76 (similarity 0.59, rank 0.92), query_term_coverage +0.08" in header
+    score, parts = header_score_and_parts(header)
+    assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    found=candidates(),
+    query=st.sampled_from(["node NotReady", "pool exhausted", "kubernetes node down", "x"]),
+    ranks_of=st.sampled_from([None, "filtered", "unfiltered_retry"]),
+)
+def test_the_why_the_agent_reads_adds_up_to_the_score_it_reads(
+    found: list[Candidate], query: str, ranks_of: str | None
+) -> None:
+    scored = rerank(found, query, MATCHER.match(query), ranks_of=ranks_of)
+    selection = build_evidence_blocks(
+        scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=True
+    )
+    for rank, block in enumerate(selection.blocks, start=1):
+        score, parts = header_score_and_parts(block_header(rank, block))
+        # each shown number is rounded to 2 decimals: at most 0.005 off, like the score
+        assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1)), block
