@@ -12,11 +12,11 @@ included): a term that now occurs in a document fails the check.
 The dev/test split is checked too: each ``<set>_dev.jsonl`` / ``<set>_test.jsonl`` pair must be
 exactly what :func:`split` makes of their union, so nobody moves a question between them by hand.
 
-Supplementary dev sets (``<set>_dev2.jsonl``, ``_dev3``...: dev only, no test half) are held to
-more: every in-scope line has a ``style``, and no question is an exact or near duplicate
-(:func:`near_duplicate`) of a question in any other set file, test files included, or of an earlier
-line of its own file. A near duplicate of a test question is reported without the test question:
-test files are blind.
+No question of a tuning file (every file but the test and holdout files) is an exact or near
+duplicate (:func:`near_duplicate`) of a question in another set file, test files included, or of an
+earlier line of its own file. A near duplicate of a test question is reported without the test
+question: test files are blind. Supplementary dev sets (``<set>_dev2.jsonl``, ``_dev3``...: dev
+only, no test half) also need a ``style`` on every in-scope line.
 
 Usage (from the repository root)::
 
@@ -356,8 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     questions = {path.name: [str(row.get("q", "")) for row in read_lines(path)] for path in paths}
     for path in paths:
         problems += check_file(path, kbs)
-        if is_supplementary(path.name):
-            problems += check_near_duplicates(path, questions)
+        if not is_blind(path.name):
+            # Each pair of tuning files once (this file against those after it); blind files always.
+            later = {n: q for n, q in questions.items() if is_blind(n) or n > path.name}
+            problems += check_near_duplicates(path, later)
         counts.append(f"{path.name}: {len(read_lines(path))}")
         if path.name.endswith("_dev.jsonl"):
             test_path = path.with_name(path.name[: -len("_dev.jsonl")] + "_test.jsonl")

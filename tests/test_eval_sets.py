@@ -107,3 +107,23 @@ def test_a_supplementary_line_needs_a_known_style(tmp_path: Path) -> None:
     ]
     # The split sets keep style optional.
     assert checker.check_file(_write(tmp_path / "runbooks_en_x_dev.jsonl", rows[:1]), kbs) == []
+
+
+def test_every_tuning_file_is_checked_against_the_blind_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_shared(SHARED_DATA)
+    checker = _checker()
+    blind_question = "etcd keeps logging no leader elected after the upgrade"
+    _write(tmp_path / "runbooks_en_x_test.jsonl", [{"q": blind_question, "rel": ["etcdNoLeader"]}])
+    _write(
+        tmp_path / "runbooks_en_x_dev.jsonl",  # a first-set dev file, not a supplementary one
+        [{"q": "etcd keeps logging no leader elected after an upgrade", "rel": ["etcdNoLeader"]}],
+    )
+    monkeypatch.setattr(checker, "EVALS", tmp_path)
+    assert checker.main(["--data", str(SHARED_DATA)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "runbooks_en_x_dev.jsonl:1: near duplicate of a question in runbooks_en_x_test.jsonl" in out
+    )
+    assert blind_question not in out
