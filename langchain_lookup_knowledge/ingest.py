@@ -73,6 +73,7 @@ from langchain_lookup_knowledge.store.schema import (
     describe_chunk_collection,
     ensure_catalog_collection,
     ensure_chunk_collection,
+    explicit_bm25_parameters,
     indexed_bm25_parameters,
     is_disk_full,
     repair_missing_indexes,
@@ -500,9 +501,11 @@ def _ingest(
     # Only bm25_k1 / bm25_b set explicitly rebuild an existing index (it is released meanwhile);
     # bm25_defaults decided a new collection's, and for an existing one the report says what
     # it would build instead.
-    report.bm25_index_rebuilt = apply_bm25_parameters(client, settings, layout)
-    if layout.has_bm25:
-        report.bm25_index = indexed_bm25_parameters(client, layout)
+    have = indexed_bm25_parameters(client, layout)  # read once ({}: no BM25 field)
+    report.bm25_index_rebuilt = apply_bm25_parameters(client, settings, layout, have)
+    if layout.has_bm25:  # a rebuild keeps what it was not asked to change
+        rebuilt = explicit_bm25_parameters(settings) if report.bm25_index_rebuilt else {}
+        report.bm25_index = have | rebuilt
         report.bm25_index_notice = bm25_defaults_notice(settings, layout, report.bm25_index)
         if report.bm25_index_notice:
             logger.info("%s", report.bm25_index_notice)

@@ -208,3 +208,26 @@ def test_the_defaults_never_release_an_existing_collection_and_the_ingest_says_w
 def test_out_of_range_values_are_refused_when_the_settings_are_built(field, value):
     with pytest.raises((ConfigurationError, ValueError), match=field):
         LookupSettings(**{field: value})
+
+
+def test_an_ingest_reads_the_bm25_index_description_once(tmp_path, monkeypatch):
+    _ingest(tmp_path, bm25_defaults="engine", bm25_b=0.0)
+    described: list[str] = []
+    describe = MilvusClient.describe_index
+
+    def recording_describe(self, collection_name, index_name, *args, **kwargs):  # a spy
+        described.append(index_name)
+        return describe(self, collection_name, index_name, *args, **kwargs)
+
+    monkeypatch.setattr(MilvusClient, "describe_index", recording_describe)
+    _, kept = _ingest_report(tmp_path, bm25_defaults="engine", bm25_b=0.0)  # already so
+    assert not kept.bm25_index_rebuilt
+    assert kept.bm25_index == {"bm25_b": 0.0}
+    assert described.count("sparse") == 1
+    described.clear()
+    _, rebuilt = _ingest_report(tmp_path, bm25_defaults="engine", bm25_b=0.75)
+    assert rebuilt.bm25_index_rebuilt
+    # once to decide, once by the rebuild (it records every index before dropping them)
+    assert described.count("sparse") == 2
+    assert rebuilt.bm25_index == {"bm25_b": 0.75}  # what the rebuild built, not read again
+    assert indexed(_settings(tmp_path)) == {"bm25_b": 0.75}

@@ -29,6 +29,7 @@ from langchain_lookup_knowledge.errors import MissingIndexError
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.index_record import INDEXES_PROPERTY, recorded_indexes
 from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
@@ -90,13 +91,13 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def interrupted(tmp_path: Path, ingest_embeddings: Embeddings) -> Iterator[LookupSettings]:
-    """A collection whose BM25 index rebuild was cut short by a killed process."""
+def interrupt_a_rebuild(
+    root: Path, settings: LookupSettings, ingest_embeddings: Embeddings
+) -> LookupSettings:
+    """Ingest ``KB`` into ``settings``' collection, then cut its BM25 index rebuild short."""
     for rel, text in KB.items():
-        write(tmp_path / "kb", rel, text)
-    settings = local_settings(tmp_path, collection=COLLECTION, bm25_defaults="engine")
-    ingest_folder(tmp_path / "kb", settings, embeddings=ingest_embeddings, show_progress=False)
+        write(root / "kb", rel, text)
+    ingest_folder(root / "kb", settings, embeddings=ingest_embeddings, show_progress=False)
     # pymilvus keeps this process's embedded server (and the database lock) until released
     close_all_clients()
     server_manager_instance.release_server(settings.resolved_milvus_uri)
@@ -105,7 +106,7 @@ def interrupted(tmp_path: Path, ingest_embeddings: Embeddings) -> Iterator[Looku
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, str(tmp_path), COLLECTION],
+        [sys.executable, "-c", CHILD, str(root), settings.collection],
         env=env,
         capture_output=True,
         text=True,
@@ -115,9 +116,16 @@ def interrupted(tmp_path: Path, ingest_embeddings: Embeddings) -> Iterator[Looku
         -2000:
     ]  # it died at the injected fault
     client = open_client(settings)
-    assert client.has_collection(COLLECTION)
-    assert client.list_indexes(COLLECTION) == []  # Lite dropped the dense index too
-    yield settings
+    assert client.has_collection(settings.collection)
+    assert client.list_indexes(settings.collection) == []  # Lite dropped the dense index too
+    return settings
+
+
+@pytest.fixture
+def interrupted(tmp_path: Path, ingest_embeddings: Embeddings) -> Iterator[LookupSettings]:
+    """A collection whose BM25 index rebuild was cut short by a killed process."""
+    settings = local_settings(tmp_path, collection=COLLECTION, bm25_defaults="engine")
+    yield interrupt_a_rebuild(tmp_path, settings, ingest_embeddings)
     close_all_clients()
 
 
@@ -193,3 +201,58 @@ def test_the_next_ingest_builds_the_missing_indexes_and_re_embeds_nothing(
 
     again = ingest_json(interrupted)
     assert again["indexesRepaired"] == []  # whole again: nothing to repair
+
+
+def test_the_repair_builds_the_indexes_the_collection_had_not_todays_settings(
+    tmp_path: Path, ingest_embeddings: Embeddings, monkeypatch: pytest.MonkeyPatch
+):
+    # built with an HNSW dense index and the engine's BM25 defaults ...
+    built = local_settings(
+        tmp_path, collection=COLLECTION, bm25_defaults="engine", index_type="HNSW"
+    )
+    interrupt_a_rebuild(tmp_path, built, ingest_embeddings)
+    # ... repaired by an ingest with today's defaults (FLAT, BM25 auto: 0.9 / 0.4 for English)
+    today = local_settings(tmp_path, collection=COLLECTION)
+    assert (today.index_type, today.bm25_defaults) == ("FLAT", "auto")
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RECORD_INVOCATIONS", "false")
+    report = ingest_json(today)
+    assert report["indexesRepaired"] == ["vector", "sparse"]
+    assert report["chunksWritten"] == 0
+    client = open_client(today)
+    assert client.describe_index(COLLECTION, "vector")["index_type"] == "HNSW"
+    assert report["bm25Index"] == {}  # the engine's, as built: not what auto builds today
+    assert describe_chunk_collection(client, today, None).index_type == "HNSW"
+    close_all_clients()
+
+
+def test_a_collection_that_recorded_no_index_is_repaired_with_the_settings_and_a_warning(
+    tmp_path: Path,
+    ingest_embeddings: Embeddings,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+):
+    settings = local_settings(tmp_path, collection=COLLECTION, bm25_defaults="engine")
+    for rel, text in KB.items():
+        write(tmp_path / "kb", rel, text)
+    ingest_folder(tmp_path / "kb", settings, embeddings=ingest_embeddings, show_progress=False)
+    client = open_client(settings)
+    assert set(recorded_indexes(client.describe_collection(COLLECTION), COLLECTION)) == {
+        "vector",
+        "sparse",
+    }  # recorded when it was created
+    # an earlier release's collection (no record) whose indexes went another way
+    client.drop_collection_properties(COLLECTION, property_keys=[INDEXES_PROPERTY])
+    client.release_collection(COLLECTION)
+    while client.list_indexes(COLLECTION):  # Milvus Lite drops them all with the first
+        client.drop_index(COLLECTION, client.list_indexes(COLLECTION)[0])
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_RECORD_INVOCATIONS", "false")
+    report = ingest_json(settings)
+    assert report["indexesRepaired"] == ["vector", "sparse"]
+    # the ingest's settings (the CLI's: bm25_defaults=auto), as a new English collection's
+    assert report["bm25Index"] == {"bm25_k1": 0.9, "bm25_b": 0.4}
+    warned = [r.getMessage() for r in caplog.records if "recorded no index" in r.getMessage()]
+    assert len(warned) == 2
+    assert "building it as the settings build a new collection's" in warned[0]
+    recorded = recorded_indexes(open_client(settings).describe_collection(COLLECTION), COLLECTION)
+    assert recorded["vector"]["index_type"] == settings.index_type  # recorded from now on
+    close_all_clients()

@@ -33,6 +33,13 @@ from langchain_lookup_knowledge.errors import (
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.embedder_record import check_embedder, embedder_properties
+from langchain_lookup_knowledge.store.index_record import (
+    IndexSpec,
+    add_index_arguments,
+    described_spec,
+    record_indexes,
+    recorded_indexes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +226,12 @@ def _create_chunk_collection(
         bm25 = bm25_parameters(settings, analyzer)
         index.add_index(settings.sparse_field, **sparse_index_params(bm25))
     create_indexed_collection(client, settings.collection, schema, index, properties)
+    indexed = [settings.vector_field] + ([settings.sparse_field] if analyzer else [])
+    record_indexes(  # what Milvus built, so a repair builds the same (store.index_record)
+        client,
+        settings.collection,
+        {f: described_spec(client.describe_index(settings.collection, f) or {}) for f in indexed},
+    )
 
 
 PASSAGE_BM25: dict[str, float] = {"bm25_k1": 0.9, "bm25_b": 0.4}
@@ -269,10 +282,13 @@ def indexed_bm25_parameters(client: MilvusClient, layout: CollectionLayout) -> d
     """The BM25 parameters ``layout``'s sparse index was built with ({}: engine defaults)."""
     if layout.sparse_field is None:
         return {}
-    info = client.describe_index(layout.name, layout.sparse_field) or {}
-    # Milvus Lite describes them nested under "params", a server flattened beside index_type
-    source = info["params"] if isinstance(info.get("params"), dict) else info
-    return {name: float(source[name]) for name in ("bm25_k1", "bm25_b") if name in source}
+    return _bm25_of(described_spec(client.describe_index(layout.name, layout.sparse_field) or {}))
+
+
+def _bm25_of(spec: IndexSpec) -> dict[str, float]:
+    """The BM25 parameters of a sparse index's ``spec`` ({}: the engine's defaults)."""
+    params = spec.get("params") or {}
+    return {name: float(params[name]) for name in ("bm25_k1", "bm25_b") if name in params}
 
 
 def rebuild_sparse_index(
@@ -282,30 +298,32 @@ def rebuild_sparse_index(
 
     Milvus reads BM25 parameters when the index is built (a search's parameters do not change
     them); the index is made from the stored term counts, so nothing is embedded or written.
+    The collection's indexes are recorded before they are dropped, and again once built
+    (:mod:`.index_record`): a process killed in between leaves what a repair needs.
     """
     if layout.sparse_field is None:
         raise SchemaMismatchError(f"collection {layout.name!r} has no BM25 field to index")
     name, sparse = layout.name, layout.sparse_field
     before = {n: client.describe_index(name, n) or {} for n in client.list_indexes(name)}
+    specs = {
+        str(d["field_name"]): described_spec(d) for d in before.values() if d.get("field_name")
+    }
+    record_indexes(client, name, specs)
     client.release_collection(name)
     for index_name in client.list_indexes(name, field_name=sparse):
         client.drop_index(name, index_name)
     index = client.prepare_index_params()
-    index.add_index(sparse, **sparse_index_params(bm25))
+    sparse_index = sparse_index_params(bm25)
+    index.add_index(sparse, **sparse_index)
     # Milvus Lite resolves a dropped index's name only as "<field>_idx" and otherwise drops
     # every index of the collection: what went with it is built again as it was described.
     left = set(client.list_indexes(name))
     for index_name, described in before.items():
         field = described.get("field_name")
         if index_name not in left and field and field != sparse:
-            params = described.get("params") if isinstance(described.get("params"), dict) else {}
-            index.add_index(
-                field,
-                index_type=described.get("index_type", ""),
-                metric_type=described.get("metric_type", ""),
-                params={**params, "params": dict(params)} if params else {},
-            )
+            index.add_index(field, **add_index_arguments(described_spec(described)))
     client.create_index(name, index, sync=False)
+    record_indexes(client, name, specs | {sparse: described_spec(sparse_index)})
     client.load_collection(name)
 
 
@@ -323,11 +341,15 @@ def explicit_bm25_parameters(settings: LookupSettings) -> dict[str, float]:
 
 
 def apply_bm25_parameters(
-    client: MilvusClient, settings: LookupSettings, layout: CollectionLayout
+    client: MilvusClient,
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    have: dict[str, float] | None = None,
 ) -> bool:
     """Rebuild an existing collection's BM25 index when ``bm25_k1`` / ``bm25_b``, set
     explicitly, ask for other values than it has (a parameter left unset keeps the index's);
-    True when rebuilt.
+    True when rebuilt. ``have``: the index's parameters when the caller read them already
+    (:func:`indexed_bm25_parameters`); the index is then rebuilt with ``have`` | the explicit.
 
     ``bm25_defaults`` never rebuilds one: it decides the index of a NEW collection. A rebuild
     releases the collection until its indexes are built again (seconds on Milvus Lite), so
@@ -337,7 +359,7 @@ def apply_bm25_parameters(
     wanted = explicit_bm25_parameters(settings)
     if not wanted or layout.sparse_field is None:
         return False
-    have = indexed_bm25_parameters(client, layout)
+    have = indexed_bm25_parameters(client, layout) if have is None else have
     if all(have.get(name) == value for name, value in wanted.items()):
         return False
     logger.info("rebuilding the BM25 index of %s: %s -> %s", layout.name, have, wanted)
@@ -699,10 +721,15 @@ def _missing_index_message(name: str, unindexed: list[str]) -> str:
 def repair_missing_indexes(client: MilvusClient, settings: LookupSettings) -> list[str]:
     """Build the indexes an existing chunk collection lacks; the fields repaired ([]: none).
 
-    A dense index is built as a new collection's (:func:`dense_index_params`), a BM25 one with
-    the BM25 parameters a new collection of its analyzer gets (:func:`bm25_parameters`). The
-    stored vectors and term counts are indexed as they are: nothing is embedded or written.
-    The collection cannot be searched while an index is missing, so releasing it costs nothing.
+    Each index is built as the collection recorded it (:mod:`.index_record`): the dense index
+    as it was, whatever ``index_type`` / ``metric_type`` say today; the BM25 index with its
+    recorded parameters, ``bm25_k1`` / ``bm25_b`` set explicitly on top (what the rebuild that
+    was cut short was building; ``bm25_defaults`` never changes an existing collection's). A
+    field without a record (a collection of an earlier release never rebuilt since) is built
+    as a new collection's (:func:`dense_index_params`, :func:`bm25_parameters`), with a
+    warning. The stored vectors and term counts are indexed as they are: nothing is embedded or
+    written. The collection cannot be searched while an index is missing, so releasing it
+    costs nothing.
     """
     name = settings.collection
     if not client.has_collection(name):
@@ -713,17 +740,45 @@ def repair_missing_indexes(client: MilvusClient, settings: LookupSettings) -> li
         return []
     logger.warning("collection %r has no index on %s: building it again", name, unindexed)
     fields = {f["name"]: f for f in info.get("fields", [])}
+    recorded = recorded_indexes(info, name)
     index = client.prepare_index_params()
+    built: dict[str, IndexSpec] = {}
     for field_name in unindexed:
-        if field_name == settings.vector_field:
-            index.add_index(field_name, **dense_index_params(settings))
-            continue
-        analyzer = _analyzer_of(fields, _bm25_input(info, field_name)[0] or "")
-        index.add_index(field_name, **sparse_index_params(bm25_parameters(settings, analyzer)))
+        arguments = _repair_arguments(info, fields, settings, field_name, recorded.get(field_name))
+        index.add_index(field_name, **arguments)
+        built[field_name] = described_spec(arguments)
     client.release_collection(name)
     client.create_index(name, index, sync=False)
+    record_indexes(client, name, recorded | built)
     client.load_collection(name)
     return unindexed
+
+
+def _repair_arguments(
+    info: dict[str, Any],
+    fields: Mapping[str, Any],
+    settings: LookupSettings,
+    field_name: str,
+    spec: IndexSpec | None,
+) -> IndexSpec:
+    """The ``add_index`` arguments that build ``field_name``'s missing index: as recorded
+    (``spec``), else as a new collection's, with a warning."""
+    if spec is None:
+        logger.warning(
+            "collection %r recorded no index for %r (made by an earlier release): building it "
+            "as the settings build a new collection's",
+            settings.collection,
+            field_name,
+        )
+    if field_name == settings.vector_field:
+        return add_index_arguments(spec) if spec is not None else dense_index_params(settings)
+    if spec is not None:
+        bm25 = _bm25_of(spec) | explicit_bm25_parameters(settings)
+    else:
+        bm25 = bm25_parameters(
+            settings, _analyzer_of(fields, _bm25_input(info, field_name)[0] or "")
+        )
+    return sparse_index_params(bm25)
 
 
 def _analyzer_of(fields: Mapping[str, Any], bm25_input: str) -> str:
