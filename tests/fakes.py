@@ -123,13 +123,17 @@ PIPELINE_NODES = {
 }
 
 
-def call(query: object, call_id: str = "call_1") -> dict:
-    """A ``lookup_knowledge`` tool call, as a model emits it and ``tool.invoke`` takes it."""
+_NO_QUERY = object()
+
+
+def call(query: object = _NO_QUERY, call_id: str = "call_1") -> dict:
+    """A ``lookup_knowledge`` tool call, as a model emits it and ``tool.invoke`` takes it (no
+    ``query``: a call without the argument). The one such dict of the suite."""
     return {
         "type": "tool_call",
         "id": call_id,
         "name": "lookup_knowledge",
-        "args": {"query": query},
+        "args": {} if query is _NO_QUERY else {"query": query},
     }
 
 

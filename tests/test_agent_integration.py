@@ -41,7 +41,7 @@ def test_tool_node_returns_evidence_and_readable_errors_side_by_side(tool):
     calls = [
         call("redis is evicting keys", "ok"),
         call("  ", "blank"),
-        {"name": "lookup_knowledge", "args": {}, "id": "missing", "type": "tool_call"},
+        call(call_id="missing"),  # no query argument
     ]
     out = tool_node_graph(tool).invoke({"messages": [AIMessage(content="", tool_calls=calls)]})
     replies = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}

@@ -22,9 +22,11 @@ from langchain_lookup_knowledge.store.connection import close_all_clients
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from cli_helpers import run_cli
+    from fakes import call
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
     from tests.cli_helpers import run_cli
+    from tests.fakes import call
     from tests.kb_helpers import write
 
 
@@ -199,9 +201,7 @@ def test_a_lookup_that_failed_is_an_error_of_the_report_not_a_knowledge_gap(
     # a new user's typo in the collection name: the lookup fails, the knowledge base is fine
     misnamed = settings.model_copy(update={"collection": "knowlege"})
     failing = create_lookup_knowledge_tool(misnamed, embeddings=real_embeddings)
-    reply = failing.invoke(
-        {"type": "tool_call", "id": "1", "name": "lookup_knowledge", "args": {"query": "disk full"}}
-    )
+    reply = failing.invoke(call("disk full", "1"))
     assert reply.status == "error"
     report = build_report(settings, _last_minutes(), embeddings=real_embeddings)
     assert report["totals"]["errors"] == 1

@@ -36,10 +36,12 @@ from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from cli_helpers import run_cli
     from conftest import local_settings
+    from fakes import call
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
     from tests.cli_helpers import run_cli
     from tests.conftest import local_settings
+    from tests.fakes import call
     from tests.kb_helpers import write
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,9 +144,7 @@ def test_a_lookup_on_it_fails_clearly_in_the_tool_and_the_cli(
     assert "nothing is re-embedded" in message
 
     tool = create_lookup_knowledge_tool(interrupted, embeddings=real_embeddings)
-    reply = tool.invoke(
-        {"type": "tool_call", "id": "c1", "name": "lookup_knowledge", "args": {"query": "quota"}}
-    )
+    reply = tool.invoke(call("quota", "c1"))
     assert reply.status == "error"  # the agent gets a tool error, not an exception
     assert COLLECTION in reply.content
     assert "lookup-knowledge ingest" in reply.content
@@ -187,14 +187,7 @@ def test_the_next_ingest_builds_the_missing_indexes_and_re_embeds_nothing(
     assert layout.has_bm25
     assert layout.index_type == interrupted.index_type
     tool = create_lookup_knowledge_tool(interrupted, embeddings=real_embeddings)
-    reply = tool.invoke(
-        {
-            "type": "tool_call",
-            "id": "c2",
-            "name": "lookup_knowledge",
-            "args": {"query": "how do I raise the quota"},
-        }
-    )
+    reply = tool.invoke(call("how do I raise the quota", "c2"))
     assert reply.status == "success"
     assert reply.artifact["found"] is True
     assert reply.artifact["evidenceBlocks"][0]["source"] == "limits/quota.md"

@@ -37,10 +37,10 @@ from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import BLOCK_KEYS, CONTRACT_KEYS
-    from fakes import DirectionEmbeddings
+    from fakes import DirectionEmbeddings, call
 except ImportError:  # ... or tests/ is a package
     from tests.conftest import BLOCK_KEYS, CONTRACT_KEYS
-    from tests.fakes import DirectionEmbeddings
+    from tests.fakes import DirectionEmbeddings, call
 
 FILLER = (
     "Operators read the service logs, compare the running configuration with the last good "
@@ -294,9 +294,7 @@ def test_evidence_blocks_are_primary_contract(store, fake):
         assert block.source in result.context_pack.text
         assert block.evidence_key in result.context_pack.text
     tool = create_lookup_knowledge_tool(store, embeddings=fake)
-    message = tool.invoke(
-        {"type": "tool_call", "id": "c1", "name": "lookup_knowledge", "args": {"query": "alpha"}}
-    )
+    message = tool.invoke(call("alpha", "c1"))
     assert result.context_pack.text in message.content
     assert message.artifact["evidenceBlocks"] == wire["evidenceBlocks"]
 
@@ -661,14 +659,7 @@ def test_tool_boundary_remains_explicit(store, fake):
     schema = tool.tool_call_schema.model_json_schema()
     assert schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query"}
-    message = tool.invoke(
-        {
-            "type": "tool_call",
-            "id": "call-1",
-            "name": "lookup_knowledge",
-            "args": {"query": "beta diskfill"},
-        }
-    )
+    message = tool.invoke(call("beta diskfill", "call-1"))
     assert message.tool_call_id == "call-1"
     assert "storage/disk-fill.md" in message.content
     assert message.artifact["found"] is True

@@ -20,9 +20,11 @@ from langchain_lookup_knowledge.store.connection import open_client
 
 try:  # tests/ on sys.path (no tests/__init__.py) ...
     from conftest import BLOCK_KEYS
+    from fakes import call
     from kb_helpers import write
 except ImportError:  # ... or tests/ is a package
     from tests.conftest import BLOCK_KEYS
+    from tests.fakes import call
     from tests.kb_helpers import write
 
 POOL_QUERY = "pgbouncer connection pool exhausted"
@@ -58,9 +60,7 @@ def retriever(kb_settings: LookupSettings, real_embeddings) -> LookupKnowledgeRe
 
 def test_documents_are_the_tools_evidence_blocks(retriever, tool) -> None:
     """The same graph as the tool: the same blocks, in order, with the contract's metadata."""
-    artifact = tool.invoke(
-        {"type": "tool_call", "id": "c1", "name": tool.name, "args": {"query": POOL_QUERY}}
-    ).artifact
+    artifact = tool.invoke(call(POOL_QUERY, "c1")).artifact
     docs = retriever.invoke(POOL_QUERY)
     blocks = artifact["evidenceBlocks"]
     assert len(docs) == len(blocks) == retriever.settings.top_k

@@ -68,7 +68,7 @@ def test_empty_query_reaches_the_model_as_a_tool_error(tool, query):
 
 
 def test_missing_or_mistyped_argument_is_a_tool_error(tool):
-    missing = tool.invoke({"type": "tool_call", "id": "c", "name": "lookup_knowledge", "args": {}})
+    missing = tool.invoke(call(call_id="c"))
     assert missing.status == "error"
     assert "`query`" in missing.content
     assert "required" in missing.content
