@@ -61,6 +61,21 @@ def candidates(draw: st.DrawFn) -> list[Candidate]:
     return found
 
 
+_HEADER_SCORE = re.compile(r"; score (\d+\.\d\d); why: (.*)\)$")
+_TOP_LEVEL_COMMA = re.compile(r", (?![^()]*\))")
+_NUMBER = re.compile(r"[-+]?\d+\.\d+")
+
+
+def header_score_and_parts(header: str) -> tuple[float, list[float]]:
+    """The score a block header shows and the leading number of each part of its "why"."""
+    match = _HEADER_SCORE.search(header.splitlines()[1])
+    assert match is not None, header
+    parts = _TOP_LEVEL_COMMA.split(match.group(2))
+    numbers = [_NUMBER.search(part) for part in parts]
+    assert all(numbers), parts
+    return float(match.group(1)), [float(n.group()) for n in numbers if n]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     found=candidates(),
@@ -75,25 +90,13 @@ def test_hit_reasons_add_up_to_the_score(
     selection = build_evidence_blocks(
         scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=True
     )
-    for block in selection.blocks:
+    for rank, block in enumerate(selection.blocks, start=1):
         assert sum(r.contribution for r in block.hit_reasons) == pytest.approx(block.score)
         assert [r.kind for r in block.hit_reasons].count("l1_similarity") == 1
+        # the header the agent reads: each shown number is rounded to 2 decimals, like the score
+        score, parts = header_score_and_parts(block_header(rank, block))
+        assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1)), block
     assert set(selection.contributing_attempts) <= {c.attempt for c in found}
-
-
-_HEADER_SCORE = re.compile(r"; score (\d+\.\d\d); why: (.*)\)$")
-_TOP_LEVEL_COMMA = re.compile(r", (?![^()]*\))")
-_NUMBER = re.compile(r"[-+]?\d+\.\d+")
-
-
-def header_score_and_parts(header: str) -> tuple[float, list[float]]:
-    """The score a block header shows and the leading number of each part of its "why"."""
-    match = _HEADER_SCORE.search(header.splitlines()[1])
-    assert match is not None, header
-    parts = _TOP_LEVEL_COMMA.split(match.group(2))
-    numbers = [_NUMBER.search(part) for part in parts]
-    assert all(numbers), parts
-    return float(match.group(1)), [float(n.group()) for n in numbers if n]
 
 
 def test_a_fused_hits_why_shows_its_retrieval_base_not_its_similarity() -> None:
@@ -113,22 +116,3 @@ def test_a_fused_hits_why_shows_its_retrieval_base_not_its_similarity() -> None:
     assert "why: retrieval 0.76 (similarity 0.59, rank 0.92), query_term_coverage +0.08" in header
     score, parts = header_score_and_parts(header)
     assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1))
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    found=candidates(),
-    query=st.sampled_from(["node NotReady", "pool exhausted", "kubernetes node down", "x"]),
-    ranks_of=st.sampled_from([None, "filtered", "unfiltered_retry"]),
-)
-def test_the_why_the_agent_reads_adds_up_to_the_score_it_reads(
-    found: list[Candidate], query: str, ranks_of: str | None
-) -> None:
-    scored = rerank(found, query, MATCHER.match(query), ranks_of=ranks_of)
-    selection = build_evidence_blocks(
-        scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=True
-    )
-    for rank, block in enumerate(selection.blocks, start=1):
-        score, parts = header_score_and_parts(block_header(rank, block))
-        # each shown number is rounded to 2 decimals: at most 0.005 off, like the score
-        assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1)), block
