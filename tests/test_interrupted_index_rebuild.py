@@ -201,7 +201,7 @@ def test_the_repair_builds_the_indexes_the_collection_had_not_todays_settings(
 ):
     # built with an HNSW dense index and the engine's BM25 defaults ...
     built = local_settings(
-        tmp_path, collection=COLLECTION, bm25_defaults="engine", index_type="HNSW"
+        tmp_path, collection=COLLECTION, bm25_defaults="engine", index_type="HNSW", hnsw_m=8
     )
     interrupt_a_rebuild(tmp_path, built, ingest_embeddings)
     # ... repaired by an ingest with today's defaults (FLAT, BM25 auto: 0.9 / 0.4 for English)
@@ -212,7 +212,8 @@ def test_the_repair_builds_the_indexes_the_collection_had_not_todays_settings(
     assert report["indexesRepaired"] == ["vector", "sparse"]
     assert report["chunksWritten"] == 0
     client = open_client(today)
-    assert client.describe_index(COLLECTION, "vector")["index_type"] == "HNSW"
+    vector = client.describe_index(COLLECTION, "vector")
+    assert (vector["index_type"], vector["params"]["M"]) == ("HNSW", 8)  # not FLAT, nor M 16
     assert report["bm25Index"] == {}  # the engine's, as built: not what auto builds today
     assert describe_chunk_collection(client, today, None).index_type == "HNSW"
     close_all_clients()
@@ -248,4 +249,20 @@ def test_a_collection_that_recorded_no_index_is_repaired_with_the_settings_and_a
     assert "building it as the settings build a new collection's" in warned[0]
     recorded = recorded_indexes(open_client(settings).describe_collection(COLLECTION), COLLECTION)
     assert recorded["vector"]["index_type"] == settings.index_type  # recorded from now on
+    close_all_clients()
+
+
+def test_a_new_hnsw_collection_on_milvus_lite_is_built_with_its_hnsw_settings(
+    tmp_path: Path, ingest_embeddings: Embeddings
+):
+    settings = local_settings(
+        tmp_path, collection=COLLECTION, index_type="HNSW", hnsw_m=8, hnsw_ef_construction=64
+    )
+    write(tmp_path / "kb", "limits/quota.md", KB["limits/quota.md"])
+    ingest_folder(tmp_path / "kb", settings, embeddings=ingest_embeddings, show_progress=False)
+    client = open_client(settings)
+    # Milvus Lite reads only nested index params: flat ones alone were dropped in silence
+    assert client.describe_index(COLLECTION, "vector")["params"] == {"M": 8, "efConstruction": 64}
+    recorded = recorded_indexes(client.describe_collection(COLLECTION), COLLECTION)
+    assert recorded["vector"]["params"] == {"M": 8, "efConstruction": 64}
     close_all_clients()

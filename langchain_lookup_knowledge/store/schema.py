@@ -119,7 +119,8 @@ class CollectionLayout:
 
 
 def dense_index_params(settings: LookupSettings) -> dict[str, Any]:
-    """Explicit dense index parameters (never rely on the server's defaults)."""
+    """Explicit dense index parameters (never rely on the server's defaults); ``add_index``
+    takes them through :func:`.index_record.add_index_arguments`, which Milvus Lite reads."""
     params: dict[str, Any] = {}
     if settings.index_type == "HNSW":
         params = {"M": settings.hnsw_m, "efConstruction": settings.hnsw_ef_construction}
@@ -210,8 +211,8 @@ def _create_chunk_collection(
     if settings.source_field:
         schema.add_field(settings.source_field, DataType.VARCHAR, max_length=MAX_KEY)
     index = client.prepare_index_params()
-    dense = dense_index_params(settings)
-    index.add_index(settings.vector_field, **dense)
+    # nested too: Milvus Lite reads only a nested params JSON (hnsw_m was dropped silently)
+    index.add_index(settings.vector_field, **add_index_arguments(dense_index_params(settings)))
     if analyzer:
         schema.add_field(settings.sparse_field, DataType.SPARSE_FLOAT_VECTOR)
         schema.add_function(
@@ -771,7 +772,7 @@ def _repair_arguments(
             field_name,
         )
     if field_name == settings.vector_field:
-        return add_index_arguments(spec) if spec is not None else dense_index_params(settings)
+        return add_index_arguments(spec or dense_index_params(settings))
     if spec is not None:
         bm25 = _bm25_of(spec) | explicit_bm25_parameters(settings)
     else:
