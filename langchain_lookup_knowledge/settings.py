@@ -491,6 +491,21 @@ class LookupSettings(BaseSettings):
         description="Logistic weights of relevanceLevel under the calibrated decision: the "
         "confidence that the first block answers the question (same families and signals).",
     )
+    evidence_vocabulary_rules: Literal["exact", "operator"] = Field(
+        default="exact",
+        description="Calibrated decision: which question words count as seen by the KB "
+        "vocabulary. exact: a KB term, or part of a longer one ('notready' of "
+        "KubeNodeNotReady); operator: also how operators write them: a typo of 6+ letters one "
+        "edit from a KB term ('seperate'), a CamelCase word whose parts the KB holds "
+        "('ContainerCreating'), two KB words run together ('resourcequota'), and a pasted "
+        "value with a digit ('node7', 'eth0', '429') is no unseen name.",
+    )
+    evidence_term_rule: Literal["lexical", "all"] = Field(
+        default="lexical",
+        description="Calibrated decision: the paths whose first block is no evidence when it "
+        "holds none of the question's terms. lexical: BM25-only and lexical lookups; all: "
+        "every path (hybrid and dense too).",
+    )
     found_confidence: UnitInterval = Field(
         default=0.5,
         description="Calibrated decision: below this confidence the lookup answers found=false.",

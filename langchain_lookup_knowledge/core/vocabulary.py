@@ -47,6 +47,7 @@ from langchain_lookup_knowledge.core.text import (
 __all__ = [
     "CJK_QUESTION_WORDS",
     "COMMON_CJK_FREQUENCY",
+    "MIN_COMPOUND_LENGTH",
     "MIN_TYPO_LENGTH",
     "MIN_WITHIN_LENGTH",
     "VOCABULARY_FEATURES",
@@ -221,6 +222,28 @@ class KbVocabulary:
             best = max(best, self.frequencies.get(variant, 0))
         return best
 
+    def df_compound(self, term: str) -> int:
+        """The document frequency of a Latin ``term`` of :data:`MIN_COMPOUND_LENGTH`+ letters
+        that no document holds but that is two KB terms of 3+ letters written together (the
+        question runs a two-word name together: "resourcequota" of "resource quota"): the
+        fewer documents of the two, the split with the most; 0 when there is none.
+
+        Example:
+            >>> vocabulary = KbVocabulary.build([("a.md", "the resource quota is full")])
+            >>> vocabulary.df_compound("resourcequota"), vocabulary.df_compound("quotafull")
+            (1, 0)
+        """
+        if len(term) < MIN_COMPOUND_LENGTH or not (term.isascii() and term.isalpha()):
+            return 0
+        if self.df(term):
+            return 0
+        best = 0
+        for i in range(3, len(term) - 2):
+            head, tail = self.df(term[:i]), self.df(term[i:])
+            if head and tail:
+                best = max(best, min(head, tail))
+        return best
+
     def idf(self, term: str) -> float:
         """``ln((N + 1) / (df + 0.5))``: an unseen term has the largest."""
         return self.idf_of(self.df(term))
@@ -245,6 +268,9 @@ def _one_edit(word: str) -> set[str]:
 MIN_TYPO_LENGTH = 6
 """The shortest unseen Latin word :meth:`KbVocabulary.df_typo` reads as a typo of a KB term (a
 shorter one is one edit from too many other words: "nodes" of "notes", "redis" of "remis")."""
+
+MIN_COMPOUND_LENGTH = 10
+"""The shortest unseen Latin word :meth:`KbVocabulary.df_compound` splits into two KB terms."""
 
 MIN_WITHIN_LENGTH = 5
 """The shortest unseen Latin term :meth:`KbVocabulary.df_within` looks for inside longer
@@ -347,6 +373,8 @@ def vocabulary_signals(
     *,
     typos: bool = False,
     identifiers: bool = False,
+    compounds: bool = False,
+    values: bool = False,
 ) -> VocabularySignals:
     """What ``query``'s terms (:func:`question_terms`) look like against ``vocabulary``.
 
@@ -355,7 +383,10 @@ def vocabulary_signals(
     longer KB term is seen (:meth:`KbVocabulary.df_within`); ``typos``: so is one an edit
     from a KB term (:meth:`KbVocabulary.df_typo`); ``identifiers``: so is a CamelCase word
     whose every part the KB holds ("ContainerCreating": "container" and "creating"), at the
-    fewest documents of any part.
+    fewest documents of any part; ``compounds``: so is one that is two KB terms run together
+    (:meth:`KbVocabulary.df_compound`); ``values``: an unseen term with a digit is no rare
+    name (a host "node7", a port "10250", an interface "eth0", a status code "429": a value
+    the operator pasted, which no runbook holds).
 
     Example:
         >>> vocabulary = KbVocabulary.build([("a.md", "etcd disk"), ("b.md", "disk")])
@@ -375,6 +406,10 @@ def vocabulary_signals(
         for term, parts in identifier_parts(query).items():
             if frequencies.get(term) == 0:
                 frequencies[term] = min(vocabulary.df(p) for p in parts)
+    if compounds:
+        for term, df in frequencies.items():
+            if df == 0:
+                frequencies[term] = vocabulary.df_compound(term)
     if typos:
         for term, df in frequencies.items():
             if df == 0:
@@ -384,7 +419,12 @@ def vocabulary_signals(
     mass = sum(weights.values())
     ceiling = vocabulary.idf_of(0)
     seen = [weights[t] for t in terms if frequencies[t] > 0]
-    rare = tuple(t for t in unseen if common is None or not common.holds(t))
+    rare = tuple(
+        t
+        for t in unseen
+        if (common is None or not common.holds(t))
+        and not (values and any(c.isdigit() for c in t))
+    )
 
     def share(group: tuple[str, ...]) -> float:
         return round(sum(weights[t] for t in group) / mass, 4) if mass > 0 else 0.0

@@ -108,7 +108,11 @@ def run_pipeline(
         out.extra["found"][qid] = result.found
         readable = settings is None or similarity_readable(settings, text)
         signals = evidence_signals(
-            result.evidence_blocks, text, readable=readable, vocabulary=vocabulary
+            result.evidence_blocks,
+            text,
+            readable=readable,
+            vocabulary=vocabulary,
+            vocabulary_rules=settings.evidence_vocabulary_rules if settings else "exact",
         )
         if signals is not None:
             out.extra["signals"][qid] = signals.as_dict()

@@ -89,6 +89,7 @@ __all__ = [
     "decide_evidence",
     "dense_margin",
     "evidence_signals",
+    "seen_rules",
     "similarity_readable",
 ]
 
@@ -142,6 +143,7 @@ def evidence_signals(
     *,
     readable: bool = True,
     vocabulary: KbVocabulary | None = None,
+    vocabulary_rules: str = "exact",
 ) -> EvidenceSignals | None:
     """The decision's signals for ``blocks`` (best first) of ``query``; None without blocks.
 
@@ -149,6 +151,7 @@ def evidence_signals(
     dense or hybrid lookup of a question it cannot read is of the ``lexical`` family.
     ``vocabulary``: the knowledge base's (:mod:`~langchain_lookup_knowledge.core.vocabulary`);
     without it the vocabulary signals are 0 and ``vocabulary`` is False.
+    ``vocabulary_rules``: ``exact`` or ``operator`` (:func:`seen_rules`).
 
     Example:
         >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
@@ -184,7 +187,9 @@ def evidence_signals(
     bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
     margin = dense_margin(labelled[:_MARGIN_TOP])
     unseen = (
-        vocabulary_signals(query, vocabulary, common_words()) if vocabulary is not None else None
+        vocabulary_signals(query, vocabulary, common_words(), **seen_rules(vocabulary_rules))
+        if vocabulary is not None
+        else None
     )
     # the vocabulary signals by name (without a vocabulary: 0.0, the fields' default)
     seen_by_kb = (
@@ -203,6 +208,20 @@ def evidence_signals(
         vocabulary=unseen is not None,
         **seen_by_kb,
     )
+
+
+def seen_rules(vocabulary_rules: str) -> dict[str, bool]:
+    """The :func:`vocabulary_signals` switches of ``evidence_vocabulary_rules``: ``exact``
+    none; ``operator`` how operators write a KB's words (typos, CamelCase words of KB words,
+    two KB words run together) and pasted values (a term with a digit is no unseen name).
+
+    Example:
+        >>> seen_rules("exact"), sorted(seen_rules("operator"))
+        ({}, ['compounds', 'identifiers', 'typos', 'values'])
+    """
+    if vocabulary_rules == "operator":
+        return {"typos": True, "identifiers": True, "compounds": True, "values": True}
+    return {}
 
 
 def dense_margin(blocks: Sequence[EvidenceBlock]) -> float:
@@ -285,12 +304,16 @@ def decide_evidence(
         return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
     kb = vocabulary.vocabulary if vocabulary is not None else None
     readable = similarity_readable(settings, query)
-    signals = evidence_signals(blocks, query, readable=readable, vocabulary=kb)
+    rules = settings.evidence_vocabulary_rules
+    signals = evidence_signals(
+        blocks, query, readable=readable, vocabulary=kb, vocabulary_rules=rules
+    )
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
     model = settings.evidence_model if kb is not None else settings.fallback_evidence_model
     value = confidence(signals, model)
-    unvouched = signals.family in LEXICAL_FAMILIES and signals.coverage == 0
+    term_required = settings.evidence_term_rule == "all" or signals.family in LEXICAL_FAMILIES
+    unvouched = term_required and signals.coverage == 0
     found = value >= settings.found_confidence and not unvouched
     relevant = confidence(signals, settings.relevance_model)
     if relevant >= settings.high_confidence:
@@ -307,7 +330,7 @@ def decide_evidence(
         for name, share in contributions(signals, model).items()
     )
     if kb is not None:
-        seen_by_kb = vocabulary_signals(query, kb, common_words())
+        seen_by_kb = vocabulary_signals(query, kb, common_words(), **seen_rules(rules))
 
         def listed(terms: tuple[str, ...]) -> str:
             return ", ".join(terms[:5]) + (", ..." if len(terms) > 5 else "") or "-"

@@ -218,3 +218,42 @@ def test_a_withheld_right_answer_counts_against_the_decision():
     rates = decision_rates(run, qrels)
     assert rates["in_scope_found"] == pytest.approx(1 / 3, abs=1e-4)
     assert rates["right_answers_found"] == 0.5
+
+
+def test_the_term_rule_on_every_path_withholds_a_hybrid_first_block_without_a_question_term():
+    """evidence_term_rule=all: a hybrid first block holding none of the question's terms is no
+    evidence whatever the model says (the default, lexical, leaves hybrid to the model)."""
+    lenient = {"hybrid": {"bias": 10.0}, "dense": {"bias": 10.0}}
+    unrelated = block(0.3, title="Pod pending", content="Pods wait for a node.")
+    question = "change a bicycle inner tube"
+    default = LookupSettings(
+        evidence_decision="calibrated", evidence_model=lenient, fallback_evidence_model=lenient
+    )
+    assert decide_evidence([unrelated], question, default, VOCABULARY).found is True
+    every_path = default.model_copy(update={"evidence_term_rule": "all"})
+    withheld = decide_evidence([unrelated], question, every_path, VOCABULARY)
+    assert withheld.found is False
+    assert "no question term in the first block" in withheld.note
+    assert decide_evidence([block(0.3)], "node disk full", every_path, VOCABULARY).found is True
+
+
+def test_operator_vocabulary_rules_read_a_typo_as_seen_in_signals_and_note():
+    """evidence_vocabulary_rules=operator: "nodefilesystem" (two KB words run together) is
+    seen, and a pasted host "node7" stays unseen but is no unseen name; exact: both are."""
+    kb = VocabularyRead(
+        KbVocabulary.build([("a.md", "The node filesystem is full."), ("b.md", "x")])
+    )
+    question = "nodefilesystem full on node7"
+    exact = decide_evidence([block(0.5)], question, CALIBRATED, kb)
+    operator = decide_evidence(
+        [block(0.5)],
+        question,
+        CALIBRATED.model_copy(update={"evidence_vocabulary_rules": "operator"}),
+        kb,
+    )
+    assert exact.signals is not None and operator.signals is not None
+    assert exact.signals.rare_unseen_latin_idf > 0
+    assert "unseen: nodefilesystem, node7" in exact.note
+    assert operator.signals.rare_unseen_latin_idf == 0.0
+    assert "unseen: node7 (not everyday words: -)" in operator.note
+    assert operator.signals.unseen_idf < exact.signals.unseen_idf
