@@ -251,7 +251,8 @@ def test_operator_vocabulary_rules_read_a_typo_as_seen_in_signals_and_note():
         CALIBRATED.model_copy(update={"evidence_vocabulary_rules": "operator"}),
         kb,
     )
-    assert exact.signals is not None and operator.signals is not None
+    assert exact.signals is not None
+    assert operator.signals is not None
     assert exact.signals.rare_unseen_latin_idf > 0
     assert "unseen: nodefilesystem, node7" in exact.note
     assert operator.signals.rare_unseen_latin_idf == 0.0
