@@ -174,6 +174,23 @@ def test_ingest_json_prints_a_user_error_as_one_json_object(tmp_path):
     assert_json_error(code, out, err, "ConfigurationError", "knowledge folder not found")
 
 
+def test_json_with_a_command_line_argparse_refuses_prints_the_error_as_json_too(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["query", "disk full", "--mode", "bogus", "--json"])
+    assert exited.value.code == 2
+    out, err = capsys.readouterr()
+    assert err.startswith("usage: lookup-knowledge query")  # argparse's usage and error line
+    line = "lookup-knowledge query: error: argument --mode: invalid choice: 'bogus'"
+    assert line in err
+    error = json.loads(out)["error"]
+    assert error["type"] == "ConfigurationError"
+    assert error["message"].startswith("argument --mode: invalid choice: 'bogus'")
+    assert error["message"] in err
+    with pytest.raises(SystemExit):  # without --json: stdout stays empty
+        main(["query", "disk full", "--mode", "bogus"])
+    assert capsys.readouterr().out == ""
+
+
 def test_invalid_setting_exits_2(tmp_path):
     code, _, err = run_main(["ingest", str(tmp_path), "--collection", "bad name!"])
     assert code == 2
@@ -562,9 +579,10 @@ def test_eval_queries_refuses_a_file_with_a_non_utf8_line_naming_it(sample_kb_st
     code, out, err = run_main(
         ["eval", "queries", str(questions), "--uri", sample_kb_store.milvus_uri, "--json"]
     )
-    assert code == 2
-    assert out == ""
-    assert_one_line_error(err, f"{questions}:2: not valid UTF-8 (byte 0xe9")
+    # refused before any lookup: the stderr line, and with --json the same error on stdout
+    assert_json_error(
+        code, out, err, "QuestionFileError", f"{questions}:2: not valid UTF-8 (byte 0xe9"
+    )
 
 
 # --- ingest progress: over chunks, on a terminal only -------------------------------------

@@ -4,7 +4,8 @@ paths, evaluate and benchmark.
 Each subcommand is one module of this package with a ``register(subcommands)`` function, listed
 once in :data:`COMMANDS`: adding a subcommand is one new module and one line there. User errors
 (a missing folder, a locked database, an empty query) print one line and exit 2, no traceback;
-with ``--json`` they also print one JSON object on stdout, ``{"error": {"type", "message"}}``.
+with ``--json`` they also print one JSON object on stdout, ``{"error": {"type", "message"}}``
+(a command line argparse refuses too: type ``ConfigurationError``).
 
 Example:
     >>> parser = build_parser()
@@ -19,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from langchain_lookup_knowledge.cli import (
     bench,
@@ -36,7 +38,7 @@ from langchain_lookup_knowledge.cli.options import (
     error_object,
     print_json,
 )
-from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.errors import ConfigurationError, LookupKnowledgeError
 from langchain_lookup_knowledge.redaction import RedactingFilter, redact
 from langchain_lookup_knowledge.settings import (
     take_unknown_setting_warnings,
@@ -62,11 +64,26 @@ EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (
 _NOISY_LOGGERS = ("pymilvus", "milvus_lite", "faiss", "jieba", "httpx")
 
 
+class _UsageExit(SystemExit):
+    """argparse's exit, with the message it printed (for ``--json``)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status)
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (its subcommands' too), whose exit keeps the message it printed."""
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            self._print_message(message, sys.stderr)
+        raise _UsageExit(status, message or "")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lookup-knowledge`` argument parser with every subcommand of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
-        prog="lookup-knowledge", description=(__doc__ or "").split("\n\n")[0]
-    )
+    parser = _Parser(prog="lookup-knowledge", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True)
     for register in COMMANDS:
@@ -128,7 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
     # server on long calls; the calls succeed, so keep it off the user's terminal.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(words)
+    except _UsageExit as exc:  # usage printed on stderr, exit 2; with --json, stdout says so too
+        if exc.code == EXIT_USER_ERROR and "--json" in words:
+            _print_json_error(ConfigurationError(exc.message.strip().partition(": error: ")[2]))
+        raise
     _configure_logging(args.verbose)
     for warning in take_unknown_setting_warnings(os.environ):  # not again by LookupSettings()
         print(f"lookup-knowledge: warning: {warning}", file=sys.stderr)
