@@ -8,7 +8,10 @@ Each report carries its per-question scores (``per_question``), so pooling needs
   one a user would have picked for all sets: best pooled MRR@5), against every other single
   configuration run on all sets (``vs_configs``), and against the per-set best, each with a
   stratified bootstrap interval (questions resampled within their own set);
-* the evidence decision summed over the sets.
+* the evidence decision summed over the sets;
+* with a ``variant``: also the variant against the pipeline it was run beside, per set and
+  pooled (``vs_pipeline``), with how many questions it moved up and down: what decides whether
+  a change is kept.
 
 Example:
     >>> report = {"file": "a.jsonl", "per_question": {"pipeline": {"mrr@5": [1.0, 0.5]},
@@ -63,6 +66,36 @@ def _with_variant(report: Mapping[str, Any], variant: str) -> dict[str, Any]:
     return dict(report) | {"per_question": per_question, "pipeline": pipeline}
 
 
+def _variant_vs_pipeline(
+    reports: Sequence[Mapping[str, Any]], variant: str, metric: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per set and pooled: the variant's ``metric`` minus the pipeline's, question by question."""
+    groups: list[tuple[list[float], list[float]]] = []
+    rows: list[dict[str, Any]] = []
+    for report in reports:
+        ours = list(report["per_question"][PIPELINE][metric])
+        found = report.get("variants", {}).get(variant) or {}
+        theirs = list((found.get("per_question") or {}).get(metric, []))
+        if len(theirs) != len(ours):
+            raise ConfigurationError(
+                f"{report.get('file')}: no per-question {metric} of {variant!r}"
+            )
+        groups.append((theirs, ours))
+        rows.append(
+            _moved(theirs, ours) | {"vs_pipeline": paired_bootstrap(theirs, ours).as_dict()}
+        )
+    pooled_moves = _moved([x for a, _ in groups for x in a], [x for _, b in groups for x in b])
+    pooled = {"name": variant, "vs_pipeline": pooled_bootstrap(groups).as_dict()} | pooled_moves
+    return rows, pooled
+
+
+def _moved(theirs: Sequence[float], ours: Sequence[float]) -> dict[str, int]:
+    return {
+        "up": sum(1 for a, b in zip(theirs, ours, strict=True) if a > b + 1e-9),
+        "down": sum(1 for a, b in zip(theirs, ours, strict=True) if a < b - 1e-9),
+    }
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
@@ -107,8 +140,12 @@ def pool_reports(
     """
     if not reports:
         raise ConfigurationError("no reports to pool")
+    moves: list[dict[str, Any]] = []
+    against_pipeline: dict[str, Any] = {}
     if variant is not None:
-        reports = [_with_variant(report, variant) for report in reports]
+        replaced = [_with_variant(report, variant) for report in reports]
+        moves, against_pipeline = _variant_vs_pipeline(reports, variant, metric)
+        reports = replaced
     sets: list[dict[str, Any]] = []
     ours_groups: list[list[float]] = []
     per_config: dict[str, list[list[float]]] = {}
@@ -133,6 +170,8 @@ def pool_reports(
                 "vs_best_bare": paired_bootstrap(ours, bare[best]).as_dict(),
             }
             best_groups.append(bare[best])
+        if moves:
+            row["variant"] = moves[len(sets)]
         sets.append(row)
         ours_groups.append(ours)
         for name, values in bare.items():
@@ -159,6 +198,8 @@ def pool_reports(
             list(zip(ours_groups, best_groups, strict=True))
         ).as_dict()
         pooled["sets_ahead"] = sum(1 for s in sets if s["vs_best_bare"]["delta"] >= 0)
+    if against_pipeline:
+        pooled["variant"] = against_pipeline
     return {
         "metric": metric,
         "sets": sets,
@@ -202,6 +243,18 @@ def format_pool(pool: Mapping[str, Any]) -> str:
         lines.append(
             f"  vs best bare of each set: {_iv(pooled['vs_best_per_set'])}; ahead on "
             f"{pooled['sets_ahead']} of {len(pool['sets'])}"
+        )
+    if "variant" in pooled:
+        v = pooled["variant"]
+        changed = [
+            f"{Path(str(row['file'])).name} +{row['variant']['up']}/-{row['variant']['down']}"
+            for row in pool["sets"]
+            if row["variant"]["up"] or row["variant"]["down"]
+        ]
+        lines.append(
+            f"  variant {v['name']} against the pipeline beside it: {_iv(v['vs_pipeline'])}, "
+            f"{v['up']} questions up, {v['down']} down"
+            + (f" ({', '.join(changed)})" if changed else "")
         )
     decision = pool["decision"]
     if decision["in_scope"]:

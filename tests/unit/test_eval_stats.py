@@ -11,7 +11,7 @@ import pytest
 from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.decision import decision_rates
-from langchain_lookup_knowledge.evaluation.pool import load_report, pool_reports
+from langchain_lookup_knowledge.evaluation.pool import format_pool, load_report, pool_reports
 from langchain_lookup_knowledge.evaluation.queries import (
     ABLATIONS,
     ablation_overrides,
@@ -141,6 +141,24 @@ def test_pool_picks_the_best_bare_per_set_and_the_best_single(tmp_path: Path):
     (tmp_path / "b.json").write_text('{"x": 1}\n', encoding="utf-8")
     with pytest.raises(ConfigurationError, match="per-question"):
         load_report(tmp_path / "b.json")
+
+
+def test_pool_of_a_variant_gives_its_difference_from_the_pipeline_beside_it():
+    first = _report("a", [1.0, 0.5, 0.0], bm25=[1.0, 1.0, 1.0])
+    first["variants"] = {"v": {"per_question": {"mrr@5": [1.0, 1.0, 0.0]}, "decision": {}}}
+    second = _report("b", [1.0, 0.5], bm25=[0.0, 0.0])
+    second["variants"] = {"v": {"per_question": {"mrr@5": [0.5, 0.5]}, "decision": {}}}
+    pool = pool_reports([first, second], variant="v")
+    assert pool["pooled"]["pipeline"] == pytest.approx(3.0 / 5)  # the variant in its place
+    moved = pool["pooled"]["variant"]
+    assert moved["name"] == "v"
+    assert moved["vs_pipeline"]["delta"] == pytest.approx((3.0 - 3.0) / 5)
+    assert (moved["up"], moved["down"]) == (1, 1)
+    assert [(s["variant"]["up"], s["variant"]["down"]) for s in pool["sets"]] == [(1, 0), (0, 1)]
+    assert pool["sets"][0]["variant"]["vs_pipeline"]["delta"] == pytest.approx(0.5 / 3, abs=1e-4)
+    assert "variant v against the pipeline beside it: +0.000" in format_pool(pool)
+    assert "a +1/-0, b +0/-1" in format_pool(pool)
+    assert "variant" not in pool_reports([first, second])["pooled"]
 
 
 def test_ablation_overrides_keep_the_users_own_weights_and_are_valid_settings():
