@@ -422,8 +422,7 @@ def vocabulary_signals(
     rare = tuple(
         t
         for t in unseen
-        if (common is None or not common.holds(t))
-        and not (values and any(c.isdigit() for c in t))
+        if (common is None or not common.holds(t)) and not (values and any(c.isdigit() for c in t))
     )
 
     def share(group: tuple[str, ...]) -> float:
