@@ -258,3 +258,30 @@ def test_operator_vocabulary_rules_read_a_typo_as_seen_in_signals_and_note():
     assert operator.signals.rare_unseen_latin_idf == 0.0
     assert "unseen: node7 (not everyday words: -)" in operator.note
     assert operator.signals.unseen_idf < exact.signals.unseen_idf
+
+
+def test_evaluation_signal_rows_follow_the_vocabulary_rules_setting():
+    """eval queries' signal rows (what evals/fit_decision.py fits on) are computed with the
+    run's evidence_vocabulary_rules, so a fit of the operator rules sees their signals. The
+    graph is a fake that returns one fixed lookup result (no retrieval is under test)."""
+    from langchain_lookup_knowledge.core.models import LookupResult
+    from langchain_lookup_knowledge.evaluation.runner import run_pipeline
+
+    result = LookupResult(
+        query="q", found=True, evidence_status="evidence", message="", evidence_blocks=[block(0.5)]
+    )
+
+    class FixedResultGraph:  # fake: the same result for every question
+        def invoke(self, state: dict) -> dict:
+            return {"result": result.model_dump()}
+
+    vocabulary = KbVocabulary.build([("a.md", "The node filesystem is full."), ("b.md", "x")])
+    question = {"q1": "nodefilesystem full on node7"}
+
+    def row(rules: str) -> dict:
+        settings = LookupSettings(evidence_vocabulary_rules=rules)
+        run = run_pipeline(FixedResultGraph(), question, settings=settings, vocabulary=vocabulary)
+        return run.extra["signals"]["q1"]
+
+    assert row("exact")["rare_unseen_latin_idf"] > 0
+    assert row("operator")["rare_unseen_latin_idf"] == 0.0
