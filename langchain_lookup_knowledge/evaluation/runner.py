@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
+from langchain_lookup_knowledge.errors import RetrievalUnavailableError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -91,6 +92,11 @@ def run_pipeline(
     ``settings`` (the graph's): whether the embedder reads each question, for the evidence
     signals' family (``similarity_readable``); None: it does. ``vocabulary``: the knowledge
     base's, for the signals' vocabulary features (None: none, ``vocabulary`` False).
+
+    Raises:
+        RetrievalUnavailableError: a lookup could not search at all (a locked or unreachable
+            store, a missing index): its ``found=false`` would be scored as "no evidence", which
+            an out-of-scope question counts as right, so the run stops instead of scoring it.
     """
     from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
 
@@ -100,6 +106,13 @@ def run_pipeline(
         start = time.perf_counter()
         result = LookupResult.model_validate(graph.invoke({"query": text})["result"])
         out.latencies_ms.append((time.perf_counter() - start) * 1000.0)
+        if result.error is not None:
+            raise RetrievalUnavailableError(
+                f"evaluation stopped: the lookup of question {qid!r} failed "
+                f"({result.error.kind}: {result.error.message}); a failed lookup would be "
+                "scored as no evidence"
+                + (", try again when the store is free" if result.error.retryable else "")
+            )
         out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
         # the reranked first block even when the decision withheld it (found=false)
         if result.rerank_trace:

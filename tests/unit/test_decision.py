@@ -285,3 +285,28 @@ def test_evaluation_signal_rows_follow_the_vocabulary_rules_setting():
 
     assert row("exact")["rare_unseen_latin_idf"] > 0
     assert row("operator")["rare_unseen_latin_idf"] == 0.0
+
+
+def test_evaluation_stops_on_a_lookup_that_could_not_search():
+    """A lookup whose retrieval failed (a locked Milvus Lite file, a store that is down) comes
+    back found=false; eval queries must not score it as "no evidence" (right for an
+    out-of-scope question) but stop, naming the question and the failure. The graph is an
+    injected fault: a fake that returns one failed lookup result."""
+    from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
+    from langchain_lookup_knowledge.errors import RetrievalUnavailableError
+    from langchain_lookup_knowledge.evaluation.runner import run_pipeline
+
+    failed = LookupResult(
+        query="q",
+        found=False,
+        evidence_status="no_evidence",
+        message="",
+        error=RetrievalError(kind="transient", message="Milvus Lite file is locked"),
+    )
+
+    class FailedLookupGraph:  # injected fault: every lookup failed to search
+        def invoke(self, state: dict) -> dict:
+            return {"result": failed.model_dump()}
+
+    with pytest.raises(RetrievalUnavailableError, match=r"'oos-3'.*transient.*locked"):
+        run_pipeline(FailedLookupGraph(), {"oos-3": "kafka consumer lag"})
