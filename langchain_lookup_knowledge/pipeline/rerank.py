@@ -17,6 +17,7 @@ from langchain_lookup_knowledge.core.text import cjk_bigrams, fold
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
 from langchain_lookup_knowledge.pipeline.term_match import (
     TEXT_TERMS_CACHE_SIZE,
+    pool_idf,
     query_term_matches,
     query_terms,
 )
@@ -147,26 +148,6 @@ def _share_of(
     total = sum(idf.get(t, 0.0) for t in terms)
     weighted = sum(idf.get(t, 0.0) for t in found) / total if total > 0 else plain
     return (1.0 - idf_mix) * plain + idf_mix * weighted
-
-
-def pool_idf(terms: Sequence[str], matches: Sequence[Sequence[str]]) -> dict[str, float]:
-    """How rare each query term is among the candidates: ``log(1 + (n - df + 0.5) / (df + 0.5))``.
-
-    ``matches`` holds, per candidate, the terms it covers. A term every candidate holds
-    ("pod" in a Kubernetes knowledge base) separates nothing; one only a few hold does.
-
-    Example:
-        >>> idf = pool_idf(["pod", "statefulset"], [["pod"], ["pod", "statefulset"], ["pod"]])
-        >>> idf["statefulset"] > idf["pod"]
-        True
-    """
-    n = len(matches)
-    df = dict.fromkeys(terms, 0)
-    for found in matches:
-        for t in set(found):
-            if t in df:
-                df[t] += 1
-    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
 
 
 def _terms_detail(terms: Sequence[str]) -> str:

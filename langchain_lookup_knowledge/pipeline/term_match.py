@@ -6,6 +6,7 @@ both read a term the same way and a chunk's term set is built once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +20,7 @@ from langchain_lookup_knowledge.core.text import (
     word_keys,
 )
 
-__all__ = ["TEXT_TERMS_CACHE_SIZE", "query_term_matches", "query_terms"]
+__all__ = ["TEXT_TERMS_CACHE_SIZE", "pool_idf", "query_term_matches", "query_terms"]
 
 
 def query_terms(query: str) -> list[str]:
@@ -103,3 +104,23 @@ def query_term_matches(
     """
     stems = (_stem_set(heading), _stem_set(content)) if stemmed else None
     return _found_in(terms, bigrams, _TextTerms.of(heading), _TextTerms.of(content), stems)
+
+
+def pool_idf(terms: Sequence[str], matches: Sequence[Sequence[str]]) -> dict[str, float]:
+    """How rare each query term is among the candidates: ``log(1 + (n - df + 0.5) / (df + 0.5))``.
+
+    ``matches`` holds, per candidate, the terms it covers. A term every candidate holds
+    ("pod" in a Kubernetes knowledge base) separates nothing; one only a few hold does.
+
+    Example:
+        >>> idf = pool_idf(["pod", "statefulset"], [["pod"], ["pod", "statefulset"], ["pod"]])
+        >>> idf["statefulset"] > idf["pod"]
+        True
+    """
+    n = len(matches)
+    df = dict.fromkeys(terms, 0)
+    for found in matches:
+        for t in set(found):
+            if t in df:
+                df[t] += 1
+    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +31,7 @@ from functools import lru_cache
 from langchain_lookup_knowledge.core.lexical import identifier_parts, stem
 from langchain_lookup_knowledge.core.models import Candidate
 from langchain_lookup_knowledge.core.text import fold, raw_words, significant, singular
+from langchain_lookup_knowledge.pipeline.term_match import pool_idf
 
 __all__ = ["TieBreak", "document_profile", "profile_terms", "sibling_tie_breaks", "siblings"]
 
@@ -116,16 +116,6 @@ class TieBreak:
     detail: str
 
 
-def _idf(held: Mapping[str, Sequence[str]], terms: Sequence[str]) -> dict[str, float]:
-    n = len(held)
-    df = dict.fromkeys(terms, 0)
-    for found in held.values():
-        for t in set(found):
-            if t in df:
-                df[t] += 1
-    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
-
-
 def _named(terms: Sequence[str], idf: Mapping[str, float]) -> str:
     if not terms:
         return "none"
@@ -177,7 +167,7 @@ def sibling_tie_breaks(
             leaders.append(i)
     profiles = {c.source: document_profile(c) for c in candidates}
     held = {s: profile_terms(terms, bigrams, p) for s, p in profiles.items()}
-    idf = _idf(held, terms)
+    idf = pool_idf(terms, list(held.values()))
     order = leaders[:depth]
     lifted: list[TieBreak] = []
     score = {i: finals[i] for i in order}
