@@ -71,6 +71,7 @@ from langchain_lookup_knowledge.core.vocabulary import (
     VOCABULARY_FEATURES,
     CommonWords,
     KbVocabulary,
+    VocabularySignals,
     vocabulary_signals,
 )
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
@@ -162,6 +163,23 @@ def evidence_signals(
         >>> signals.coverage, signals.title_overlap, signals.agreement
         (1.0, 0.6667, 1.0)
     """
+    unseen = (
+        vocabulary_signals(query, vocabulary, common_words(), **seen_rules(vocabulary_rules))
+        if vocabulary is not None
+        else None
+    )
+    return _signals(blocks, query, readable=readable, unseen=unseen)
+
+
+def _signals(
+    blocks: Sequence[EvidenceBlock],
+    query: str,
+    *,
+    readable: bool,
+    unseen: VocabularySignals | None,
+) -> EvidenceSignals | None:
+    """:func:`evidence_signals` with the question's vocabulary signals already read (None:
+    no vocabulary)."""
     labelled = [b for b in blocks if b.score_label is not None]
     if not labelled:
         return None
@@ -186,11 +204,6 @@ def evidence_signals(
         agreement = 0.0
     bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
     margin = dense_margin(labelled[:_MARGIN_TOP])
-    unseen = (
-        vocabulary_signals(query, vocabulary, common_words(), **seen_rules(vocabulary_rules))
-        if vocabulary is not None
-        else None
-    )
     # the vocabulary signals by name (without a vocabulary: 0.0, the fields' default)
     seen_by_kb = (
         {name: getattr(unseen, name) for name in VOCABULARY_FEATURES} if unseen is not None else {}
@@ -304,10 +317,10 @@ def decide_evidence(
         return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
     kb = vocabulary.vocabulary if vocabulary is not None else None
     readable = similarity_readable(settings, query)
-    rules = settings.evidence_vocabulary_rules
-    signals = evidence_signals(
-        blocks, query, readable=readable, vocabulary=kb, vocabulary_rules=rules
-    )
+    rules = seen_rules(settings.evidence_vocabulary_rules)
+    # read once: the signals weigh it, the note lists its unseen terms
+    seen_by_kb = vocabulary_signals(query, kb, common_words(), **rules) if kb is not None else None
+    signals = _signals(blocks, query, readable=readable, unseen=seen_by_kb)
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
     model = settings.evidence_model if kb is not None else settings.fallback_evidence_model
@@ -329,8 +342,7 @@ def decide_evidence(
         else f"bias {share:+.2f}"
         for name, share in contributions(signals, model).items()
     )
-    if kb is not None:
-        seen_by_kb = vocabulary_signals(query, kb, common_words(), **seen_rules(rules))
+    if kb is not None and seen_by_kb is not None:
 
         def listed(terms: tuple[str, ...]) -> str:
             return ", ".join(terms[:5]) + (", ..." if len(terms) > 5 else "") or "-"
