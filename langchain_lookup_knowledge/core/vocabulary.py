@@ -54,8 +54,8 @@ __all__ = [
     "CommonWords",
     "KbVocabulary",
     "VocabularySignals",
+    "camel_case_words",
     "document_terms",
-    "identifier_parts",
     "jieba_frequency",
     "question_terms",
     "vocabulary_signals",
@@ -350,11 +350,13 @@ class VocabularySignals:
     rare_unseen: tuple[str, ...] = ()
 
 
-def identifier_parts(query: str) -> dict[str, tuple[str, ...]]:
-    """The question's CamelCase words: word key -> its significant parts.
+def camel_case_words(query: str) -> dict[str, tuple[str, ...]]:
+    """The question's CamelCase words: word key -> its significant parts (a word with a
+    separator, ``proxy_cache``, is several word keys already, so it is not one of them; an
+    identifier's parts in general: :func:`.lexical.identifier_parts`).
 
     Example:
-        >>> identifier_parts("pods sit in ContainerCreating")
+        >>> camel_case_words("pods sit in ContainerCreating")
         {'containercreating': ('container', 'creating')}
     """
     out: dict[str, tuple[str, ...]] = {}
@@ -403,7 +405,7 @@ def vocabulary_signals(
     # each term's df, read once; an identifier's words run together count as seen
     frequencies = {t: vocabulary.df(t) or vocabulary.df_within(t) for t in terms}
     if identifiers:
-        for term, parts in identifier_parts(query).items():
+        for term, parts in camel_case_words(query).items():
             if frequencies.get(term) == 0:
                 frequencies[term] = min(vocabulary.df(p) for p in parts)
     if compounds:
