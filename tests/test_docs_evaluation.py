@@ -49,7 +49,8 @@ def test_every_notes_command_parses(argv):
 
 def _anchors(text: str) -> set[str]:
     """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
-    heads = re.findall(r"^#+ (.*)$", text, flags=re.M)
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)  # a `# comment` is no heading
+    heads = re.findall(r"^#+ (.*)$", prose, flags=re.M)
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
 
 
