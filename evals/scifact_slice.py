@@ -2,7 +2,8 @@
 
 The first QUERIES judged queries of the split (qrels order), and a corpus of the first DISTRACTORS
 documents plus every document judged for those queries, in corpus order. The default (60, 500)
-is the slice the README's SciFact-slice figures use: 60 queries, 553 documents.
+is the slice earlier releases' SciFact-slice figures used (docs/evaluation.md): 60 queries,
+553 documents.
 
     python evals/scifact_slice.py ../shared/data/beir-scifact /tmp/fig/sf60
 """

@@ -25,7 +25,7 @@ evidence (nothing but the ranking vouches for it).
 one among the first five blocks) is computed for every lookup and reported in the evaluation
 rows (``eval queries --json``'s ``signals``), for a fit to weigh; an ``evidence_model`` that
 weighs it shows its share in the note like any signal's; no default model does (measured on
-dev: see the README).
+dev: docs/evaluation.md, "Peakedness").
 
 The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
 catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
