@@ -476,6 +476,15 @@ class LookupSettings(BaseSettings):
         "above min_evidence_similarity is evidence, relevanceLevel from high_relevance / "
         "medium_relevance.",
     )
+    relevance_decision: Literal["auto", "calibrated", "similarity"] = Field(
+        default="auto",
+        description="Where relevanceLevel comes from. auto: the evidence decision's (its "
+        "relevance_model under calibrated, high_relevance / medium_relevance under "
+        "similarity); calibrated: relevance_model and high_confidence / medium_confidence "
+        "whatever decides found (under similarity too: the level no longer follows the top "
+        "similarity alone); similarity: the top similarity against high_relevance / "
+        "medium_relevance.",
+    )
     evidence_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(),
         description="Logistic weights of the calibrated decision per retrieval family (hybrid; "

@@ -90,6 +90,7 @@ __all__ = [
     "decide_evidence",
     "dense_margin",
     "evidence_signals",
+    "levels_by_model",
     "seen_rules",
     "similarity_readable",
 ]
@@ -275,8 +276,10 @@ def dense_margin(blocks: Sequence[EvidenceBlock]) -> float:
 class EvidenceDecision:
     """What the decision concluded, and from what (for the trace).
 
-    ``signals`` are those the calibrated decision read; ``None`` under ``similarity``, which
-    reads the top similarity alone (:func:`evidence_signals` computes them on demand).
+    ``signals`` are those the decision read: the calibrated found model's, or the relevance
+    model's under ``relevance_decision=calibrated``; ``None`` when only the top similarity was
+    read (:func:`evidence_signals` computes them on demand). ``confidence`` is the found
+    model's (``None`` under ``similarity``).
     """
 
     found: bool
@@ -286,37 +289,78 @@ class EvidenceDecision:
     note: str = ""
 
 
+def levels_by_model(settings: LookupSettings) -> bool:
+    """Whether ``relevanceLevel`` comes from ``relevance_model`` (else the top similarity):
+    ``relevance_decision``, whose ``auto`` follows ``evidence_decision``.
+
+    Example:
+        >>> from langchain_lookup_knowledge.settings import LookupSettings
+        >>> levels_by_model(LookupSettings(evidence_decision="similarity"))
+        False
+        >>> levels_by_model(LookupSettings(relevance_decision="calibrated"))
+        True
+    """
+    if settings.relevance_decision == "auto":
+        return settings.evidence_decision == "calibrated"
+    return settings.relevance_decision == "calibrated"
+
+
+def _similarity_level(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> RelevanceLevel:
+    from langchain_lookup_knowledge.pipeline.relevance import relevance_level, top_similarity
+
+    return relevance_level(
+        top_similarity(blocks), high=settings.high_relevance, medium=settings.medium_relevance
+    )
+
+
+def _model_level(signals: EvidenceSignals, settings: LookupSettings) -> tuple[RelevanceLevel, str]:
+    """The level by ``relevance_model`` and the note's words for it."""
+    relevant = confidence(signals, settings.relevance_model)
+    level: RelevanceLevel = "low"
+    if relevant >= settings.high_confidence:
+        level = "high"
+    elif relevant >= settings.medium_confidence:
+        level = "medium"
+    return level, (
+        f"relevance {relevant:.3f}: {level} (high_confidence {settings.high_confidence:g}, "
+        f"medium_confidence {settings.medium_confidence:g}; {signals.terms} question terms)"
+    )
+
+
 def decide_evidence(
     blocks: Sequence[EvidenceBlock],
     query: str,
     settings: LookupSettings,
     vocabulary: VocabularyRead | None = None,
 ) -> EvidenceDecision:
-    """``found`` and ``relevanceLevel`` of the blocks, by ``settings.evidence_decision``.
+    """``found`` and ``relevanceLevel`` of the blocks, by ``settings.evidence_decision`` and
+    ``settings.relevance_decision``.
 
-    ``similarity``: any block is evidence; the level maps the top similarity through
-    ``high_relevance`` / ``medium_relevance``. ``calibrated``: the model's confidence against
-    ``found_confidence``, ``high_confidence`` and ``medium_confidence``; the found model is
-    ``evidence_model`` when the knowledge base's ``vocabulary`` was read, else
-    ``fallback_evidence_model`` (a collection ingested before vocabularies), said in the note.
+    ``similarity``: any block is evidence. ``calibrated``: the model's confidence against
+    ``found_confidence``; the found model is ``evidence_model`` when the knowledge base's
+    ``vocabulary`` was read, else ``fallback_evidence_model`` (a collection ingested before
+    vocabularies), said in the note. The level (:func:`levels_by_model`): ``relevance_model``
+    against ``high_confidence`` / ``medium_confidence``, or the top similarity against
+    ``high_relevance`` / ``medium_relevance``.
 
     Example:
         >>> from langchain_lookup_knowledge.settings import LookupSettings
         >>> decide_evidence([], "disk full", LookupSettings()).found
         False
     """
-    from langchain_lookup_knowledge.pipeline.relevance import relevance_level
-
-    if settings.evidence_decision == "similarity":  # reads the top similarity, nothing else
-        similarities = [b.score_label.similarity for b in blocks if b.score_label is not None]
-        if not similarities:
-            return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
-        by_similarity = relevance_level(
-            max(similarities), high=settings.high_relevance, medium=settings.medium_relevance
-        )
-        return EvidenceDecision(found=True, level=by_similarity, confidence=None, signals=None)
-    kb = vocabulary.vocabulary if vocabulary is not None else None
     readable = similarity_readable(settings, query)
+    if settings.evidence_decision == "similarity":  # any labelled block is evidence
+        if not any(b.score_label is not None for b in blocks):
+            return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
+        if not levels_by_model(settings):  # reads the top similarity, nothing else
+            level = _similarity_level(blocks, settings)
+            return EvidenceDecision(found=True, level=level, confidence=None, signals=None)
+        read = _signals(blocks, query, readable=readable, unseen=None)
+        assert read is not None  # a labelled block exists
+        level, about_level = _model_level(read, settings)
+        note = f"evidence decision (similarity): found; {read.family} {about_level}"
+        return EvidenceDecision(found=True, level=level, confidence=None, signals=read, note=note)
+    kb = vocabulary.vocabulary if vocabulary is not None else None
     rules = seen_rules(settings.evidence_vocabulary_rules)
     # read once: the signals weigh it, the note lists its unseen terms
     seen_by_kb = vocabulary_signals(query, kb, common_words(), **rules) if kb is not None else None
@@ -328,13 +372,14 @@ def decide_evidence(
     term_required = settings.evidence_term_rule == "all" or signals.family in LEXICAL_FAMILIES
     unvouched = term_required and signals.coverage == 0
     found = value >= settings.found_confidence and not unvouched
-    relevant = confidence(signals, settings.relevance_model)
-    if relevant >= settings.high_confidence:
-        level: RelevanceLevel = "high"
-    elif relevant >= settings.medium_confidence:
-        level = "medium"
+    if levels_by_model(settings):
+        level, about_level = _model_level(signals, settings)
     else:
-        level = "low"
+        level = _similarity_level(blocks, settings)
+        about_level = (
+            f"relevance by top similarity: {level} (high_relevance {settings.high_relevance:g}, "
+            f"medium_relevance {settings.medium_relevance:g})"
+        )
     family, _ = family_weights(signals, model)
     why = ", ".join(
         f"{name} {getattr(signals, name):.3f} -> {share:+.2f}"
@@ -364,10 +409,7 @@ def decide_evidence(
         + f" found_confidence {settings.found_confidence:g} (log-odds: {why}); "
         + about_vocabulary
         + ("no question term in the first block; " if unvouched else "")
-        + f"relevance {relevant:.3f}: {level if found else '-'} "
-        f"(high_confidence {settings.high_confidence:g}, "
-        f"medium_confidence {settings.medium_confidence:g}; "
-        f"{signals.terms} question terms)"
+        + (about_level if found else about_level.replace(f": {level} ", ": - ", 1))
     )
     return EvidenceDecision(
         found=found, level=level if found else "low", confidence=value, signals=signals, note=note

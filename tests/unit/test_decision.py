@@ -310,3 +310,37 @@ def test_evaluation_stops_on_a_lookup_that_could_not_search():
 
     with pytest.raises(RetrievalUnavailableError, match=r"'oos-3'.*transient.*locked"):
         run_pipeline(FailedLookupGraph(), {"oos-3": "kafka consumer lag"})
+
+
+def test_relevance_decision_calibrated_labels_the_similarity_rule_s_evidence_by_the_model():
+    """Under the similarity rule every labelled block is evidence; with relevance_decision
+    calibrated its level comes from relevance_model, not from the top similarity: a similar
+    but unvouched first block (no question term, the legs disagree) is low, a less similar one
+    that holds every term and tops both lists is high."""
+    by_model = LookupSettings(evidence_decision="similarity", relevance_decision="calibrated")
+    by_similarity = LookupSettings(evidence_decision="similarity")  # auto: the rule's own level
+    unvouched = [block(0.9, rank_score=0.3, title="Certificates", content="Rotate the CA.")]
+    vouched = [block(0.40, rank_score=1.0)]
+    query = "node disk full"
+
+    assert decide_evidence(unvouched, query, by_similarity).level == "high"  # 0.9 >= 0.62
+    judged = decide_evidence(unvouched, query, by_model)
+    assert (judged.found, judged.level, judged.confidence) == (True, "low", None)
+    assert judged.signals is not None
+    assert judged.signals.coverage == 0.0
+    assert judged.note.startswith("evidence decision (similarity): found; hybrid relevance 0.00")
+
+    assert decide_evidence(vouched, query, by_similarity).level == "low"  # 0.40 < 0.45
+    judged = decide_evidence(vouched, query, by_model)
+    assert (judged.found, judged.level) == (True, "high")
+    assert "high_confidence 0.7588" in judged.note
+
+
+def test_relevance_decision_similarity_keeps_the_top_similarity_level_under_calibrated():
+    """The calibrated found model with the similarity thresholds' level, said in the note."""
+    settings = LookupSettings(evidence_decision="calibrated", relevance_decision="similarity")
+    judged = decide_evidence([block(0.40, rank_score=1.0)], "node disk full", settings, VOCABULARY)
+    assert judged.found is True
+    assert judged.level == "low"  # by the model (CALIBRATED) it is high
+    assert decide_evidence([block(0.40)], "node disk full", CALIBRATED, VOCABULARY).level == "high"
+    assert "relevance by top similarity: low (high_relevance 0.62" in judged.note
