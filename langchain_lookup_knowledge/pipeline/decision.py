@@ -295,10 +295,10 @@ def levels_by_model(settings: LookupSettings) -> bool:
 
     Example:
         >>> from langchain_lookup_knowledge.settings import LookupSettings
-        >>> levels_by_model(LookupSettings(evidence_decision="similarity"))
-        False
-        >>> levels_by_model(LookupSettings(relevance_decision="calibrated"))
+        >>> levels_by_model(LookupSettings())  # relevance_decision=calibrated
         True
+        >>> levels_by_model(LookupSettings(relevance_decision="auto"))  # evidence_decision's
+        False
     """
     if settings.relevance_decision == "auto":
         return settings.evidence_decision == "calibrated"
@@ -358,7 +358,7 @@ def decide_evidence(
         read = _signals(blocks, query, readable=readable, unseen=None)
         assert read is not None  # a labelled block exists
         level, about_level = _model_level(read, settings)
-        note = f"evidence decision (similarity): found; {read.family} {about_level}"
+        note = f"relevanceLevel by relevance_model ({read.family}): {about_level}"
         return EvidenceDecision(found=True, level=level, confidence=None, signals=read, note=note)
     kb = vocabulary.vocabulary if vocabulary is not None else None
     rules = seen_rules(settings.evidence_vocabulary_rules)

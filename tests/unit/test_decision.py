@@ -317,18 +317,20 @@ def test_relevance_decision_calibrated_labels_the_similarity_rule_s_evidence_by_
     calibrated its level comes from relevance_model, not from the top similarity: a similar
     but unvouched first block (no question term, the legs disagree) is low, a less similar one
     that holds every term and tops both lists is high."""
-    by_model = LookupSettings(evidence_decision="similarity", relevance_decision="calibrated")
-    by_similarity = LookupSettings(evidence_decision="similarity")  # auto: the rule's own level
+    by_model = LookupSettings(evidence_decision="similarity")  # relevance_decision=calibrated
+    by_similarity = LookupSettings(evidence_decision="similarity", relevance_decision="similarity")
+    auto = LookupSettings(evidence_decision="similarity", relevance_decision="auto")
     unvouched = [block(0.9, rank_score=0.3, title="Certificates", content="Rotate the CA.")]
     vouched = [block(0.40, rank_score=1.0)]
     query = "node disk full"
 
     assert decide_evidence(unvouched, query, by_similarity).level == "high"  # 0.9 >= 0.62
+    assert decide_evidence(unvouched, query, auto).level == "high"  # the rule's own level
     judged = decide_evidence(unvouched, query, by_model)
     assert (judged.found, judged.level, judged.confidence) == (True, "low", None)
     assert judged.signals is not None
     assert judged.signals.coverage == 0.0
-    assert judged.note.startswith("evidence decision (similarity): found; hybrid relevance 0.00")
+    assert judged.note.startswith("relevanceLevel by relevance_model (hybrid): relevance 0.00")
 
     assert decide_evidence(vouched, query, by_similarity).level == "low"  # 0.40 < 0.45
     judged = decide_evidence(vouched, query, by_model)
