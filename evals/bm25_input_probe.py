@@ -159,13 +159,17 @@ def main() -> None:
     client = MilvusClient(f"{tmp}/p.db")
     results: dict[str, dict[str, list[int]]] = {}
     for spec in args.variants.split(","):
-        # spec: header[:lexform][:size]  lexform: si (stem, split), s, i, - (plain)
+        # spec: header[:lexform][:size][:qform]  lexform: si (stem, split), s, i, - (plain);
+        # qform: the question's form when it differs (e.g. "s": stemmed, identifiers whole)
         bits = spec.split(":")
+        qlex = bits[3] if len(bits) > 3 else None
         head, lex, size = bits[0], (bits[1] if len(bits) > 1 else "i"), (
             int(bits[2]) if len(bits) > 2 else 1000)
         form = None if lex == "-" else LexicalForm(stem="s" in lex, split_identifiers="i" in lex)
         if args.analyzer == "jieba" and form is not None:
             form = LexicalForm(stem=False, split_identifiers=True)
+        qform = form if qlex is None else (
+            None if qlex == "-" else LexicalForm(stem="s" in qlex, split_identifiers="i" in qlex))
         if head == "bare":
             docs, _ = bare_chunks(args.kb)
             rows = [(d.metadata["doc_id"], d.page_content) for d in docs]
@@ -183,7 +187,7 @@ def main() -> None:
             for sname, qs in qsets.items():
                 ranks = []
                 for q in qs:
-                    text = form.apply(q["q"]) if form is not None else q["q"]
+                    text = qform.apply(q["q"]) if qform is not None else q["q"]
                     ranks.append(first_rank(rank_docs(client, name, text), set(q["rel"])))
                 results[key][sname] = ranks
             client.drop_collection(name)
