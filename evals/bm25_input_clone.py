@@ -7,7 +7,8 @@ row's indexed text under a header rule (``--header``: what the chunk's indexed h
 
 - ``full``: the indexed text as ingest wrote it (breadcrumb, terms, summary, chunk);
 - ``first``: the header in a document's first chunk only, the other chunks their text alone;
-- ``none``: the chunk text alone; ``title``: the document title, then the chunk text.
+- ``none``: the chunk text alone; ``title``: the document title, then the chunk text;
+- ``crumb``: the breadcrumb, then the chunk text (no frontmatter aliases, keywords, summary).
 
 A clone with ``--header full`` and the settings of the source scores as the source does
 (checked on runbooks-en dev: the same per-question figures).
@@ -37,6 +38,8 @@ def bm25_source(row: dict[str, Any], header: str) -> str:
         return body
     if header == "title":
         return f"{meta['title']}\n\n{body}"
+    if header == "crumb":  # no frontmatter terms (aliases, keywords) nor summary
+        return f"{meta['breadcrumb']}\n\n{body}"
     if header == "first":
         return text if int(meta["ordinal"]) == 0 else body
     raise ValueError(header)
