@@ -25,13 +25,16 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.schema import _create_chunk_collection, describe_chunk_collection
+from langchain_lookup_knowledge.store.schema import (
+    _create_chunk_collection,
+    describe_chunk_collection,
+)
 
 
 def bm25_source(row: dict[str, Any], header: str) -> str:
     text: str = row["text"]
     meta = row["metadata"]
-    body = text[int(meta.get("body_offset") or 0):]
+    body = text[int(meta.get("body_offset") or 0) :]
     if header == "full":
         return text
     if header == "none":
@@ -53,11 +56,15 @@ def main() -> None:
     args = ap.parse_args()
     client = MilvusClient(args.uri)
     info = client.describe_collection(args.collection)
-    props = {k: v for k, v in (info.get("properties") or {}).items()
-             if k == "lookup_knowledge.embedder"}
+    props = {
+        k: v for k, v in (info.get("properties") or {}).items() if k == "lookup_knowledge.embedder"
+    }
     dim = next(f["params"]["dim"] for f in info["fields"] if f["name"] == "vector")
-    analyzer_field = next(f for f in info["fields"] if f["name"] in ("lexical", "text")
-                          and f.get("params", {}).get("enable_analyzer"))
+    analyzer_field = next(
+        f
+        for f in info["fields"]
+        if f["name"] in ("lexical", "text") and f.get("params", {}).get("enable_analyzer")
+    )
     params = analyzer_field["params"]["analyzer_params"]
     if isinstance(params, str):
         import json
@@ -82,10 +89,12 @@ def main() -> None:
             row[layout.lexical_field] = layout.bm25_text_of(bm25_source(r, args.header))
         out.append(row)
     for i in range(0, len(out), 500):
-        client.insert(args.collection, out[i:i + 500])
+        client.insert(args.collection, out[i : i + 500])
     client.flush(args.collection)
-    print(f"{args.collection}: {len(out)} rows, analyzer {analyzer}, form {layout.lexical_form}, "
-          f"header {args.header}")
+    print(
+        f"{args.collection}: {len(out)} rows, analyzer {analyzer}, form {layout.lexical_form}, "
+        f"header {args.header}"
+    )
 
 
 if __name__ == "__main__":

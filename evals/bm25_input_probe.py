@@ -60,8 +60,9 @@ HEADERS: dict[str, Header] = {
     "first": lambda c, d: _full(c, d) if c.ordinal == 0 else "",  # header once per document
     "first_section": lambda c, d: _full(c, d) if c.ordinal == 0 else _section(c),
     "first_crumb": lambda c, d: _full(c, d) if c.ordinal == 0 else c.breadcrumb,
-    "terms_first": lambda c, d: _join(c.breadcrumb, _terms(d) if c.ordinal == 0 else "",
-                                      d.summary if c.ordinal == 0 else ""),
+    "terms_first": lambda c, d: _join(
+        c.breadcrumb, _terms(d) if c.ordinal == 0 else "", d.summary if c.ordinal == 0 else ""
+    ),
 }
 
 
@@ -85,32 +86,52 @@ def pipeline_texts(
 
 
 def build(
-    client: MilvusClient, name: str, rows: list[tuple[str, str]], params: tuple[float, float],
+    client: MilvusClient,
+    name: str,
+    rows: list[tuple[str, str]],
+    params: tuple[float, float],
     analyzer: str,
 ) -> None:
     schema = client.create_schema(auto_id=True, enable_dynamic_field=False)
     schema.add_field("pk", DataType.INT64, is_primary=True)
     schema.add_field("doc", DataType.VARCHAR, max_length=1024)
     a = {"type": "standard"} if analyzer == "standard" else {"tokenizer": analyzer}
-    schema.add_field("text", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
-                     analyzer_params=a)
+    schema.add_field(
+        "text", DataType.VARCHAR, max_length=65535, enable_analyzer=True, analyzer_params=a
+    )
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25,
-                                 input_field_names=["text"], output_field_names=["sparse"]))
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
     index = client.prepare_index_params()
     bm25 = {"bm25_k1": params[0], "bm25_b": params[1]}
-    index.add_index("sparse", **add_index_arguments(
-        {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": bm25}))
+    index.add_index(
+        "sparse",
+        **add_index_arguments(
+            {"index_type": "SPARSE_INVERTED_INDEX", "metric_type": "BM25", "params": bm25}
+        ),
+    )
     client.create_collection(name, schema=schema, index_params=index)
     for i in range(0, len(rows), 500):
-        client.insert(name, [{"doc": d, "text": t} for d, t in rows[i:i + 500]])
+        client.insert(name, [{"doc": d, "text": t} for d, t in rows[i : i + 500]])
     client.flush(name)
     client.load_collection(name)
 
 
 def rank_docs(client: MilvusClient, name: str, query: str) -> list[str]:
-    hits = client.search(name, data=[query], anns_field="sparse", limit=50,
-                         output_fields=["doc"], search_params={"metric_type": "BM25"})[0]
+    hits = client.search(
+        name,
+        data=[query],
+        anns_field="sparse",
+        limit=50,
+        output_fields=["doc"],
+        search_params={"metric_type": "BM25"},
+    )[0]
     seen: list[str] = []
     for h in hits:
         d = h["entity"]["doc"]
@@ -163,19 +184,30 @@ def main() -> None:
         # qform: the question's form when it differs (e.g. "s": stemmed, identifiers whole)
         bits = spec.split(":")
         qlex = bits[3] if len(bits) > 3 else None
-        head, lex, size = bits[0], (bits[1] if len(bits) > 1 else "i"), (
-            int(bits[2]) if len(bits) > 2 else 1000)
+        head, lex, size = (
+            bits[0],
+            (bits[1] if len(bits) > 1 else "i"),
+            (int(bits[2]) if len(bits) > 2 else 1000),
+        )
         form = None if lex == "-" else LexicalForm(stem="s" in lex, split_identifiers="i" in lex)
         if args.analyzer == "jieba" and form is not None:
             form = LexicalForm(stem=False, split_identifiers=True)
-        qform = form if qlex is None else (
-            None if qlex == "-" else LexicalForm(stem="s" in qlex, split_identifiers="i" in qlex))
+        qform = (
+            form
+            if qlex is None
+            else (
+                None
+                if qlex == "-"
+                else LexicalForm(stem="s" in qlex, split_identifiers="i" in qlex)
+            )
+        )
         if head == "bare":
             docs, _ = bare_chunks(args.kb)
             rows = [(d.metadata["doc_id"], d.page_content) for d in docs]
         else:
-            rows = pipeline_texts(args.kb, HEADERS[head], size, min(150, size // 4),
-                                  args.categories)
+            rows = pipeline_texts(
+                args.kb, HEADERS[head], size, min(150, size // 4), args.categories
+            )
         if form is not None:
             rows = [(d, form.apply(t)) for d, t in rows]
         for p in args.params.split(","):
@@ -204,8 +236,11 @@ def main() -> None:
             down = sum(x < 0 for x in d)
             cells.append(f"{sum(m) / len(m):.3f} +{up}/-{down}")
         mean, lo, hi = boot(all_d)
-        print(f"{key:<28}" + "".join(f"{c:>24}" for c in cells)
-              + f"{mean:+.3f} [{lo:+.3f},{hi:+.3f}]".rjust(24))
+        print(
+            f"{key:<28}"
+            + "".join(f"{c:>24}" for c in cells)
+            + f"{mean:+.3f} [{lo:+.3f},{hi:+.3f}]".rjust(24)
+        )
     if args.out:
         args.out.write_text(json.dumps(results))
 
