@@ -24,21 +24,52 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import fit_decision as fd  # noqa: E402
+import fit_decision as fd
+
+
+def knowledge_base(row: dict) -> str:
+    """The row's knowledge base: its report's ``collection`` (read by :func:`read`)."""
+    return str(row.get("collection", row["report"]))
+
+
+def leave_one_kb_out(
+    rows: list[dict], args: argparse.Namespace, features: dict
+) -> list[tuple[dict, bool, str]]:
+    """Every row decided by a decision fitted on the other knowledge bases' rows only."""
+    decided: list[tuple[dict, bool, str]] = []
+    for kb in sorted({knowledge_base(r) for r in rows}):
+        train = [r for r in rows if knowledge_base(r) != kb]
+        held = [r for r in rows if knowledge_base(r) == kb]
+        decided.extend(fd.outcomes(held, fd.fit_decision(train, args, features)))
+    return decided
 
 
 def per_question(
     rows: list[dict], args: argparse.Namespace, features: dict, assignments: int
 ) -> dict[str, float]:
     """Question key (report + id + mode) -> share of assignments whose held-out fit decided it
-    right (found for an in-scope question, not found for an out-of-scope one)."""
+    right (found for an in-scope question, not found for an out-of-scope one); with
+    ``--by-kb``, the one decision of a fit on the other knowledge bases."""
     right: dict[str, list[bool]] = {}
-    for n in range(assignments):
-        decided = fd.cross_validated(rows, args, features, salt="" if n == 0 else str(n))
+    for n in range(1 if args.by_kb else assignments):
+        decided = (
+            leave_one_kb_out(rows, args, features)
+            if args.by_kb
+            else fd.cross_validated(rows, args, features, salt="" if n == 0 else str(n))
+        )
         for r, found, _ in decided:
             key = f"{r['report']}:{r['id']}:{r['mode']}"
             right.setdefault(key, []).append(found == bool(r["in_scope"]))
     return {k: float(np.mean(v)) for k, v in right.items()}
+
+
+def read(paths: list[str]) -> list[dict]:
+    """``fit_decision.read_rows`` with each row's report ``collection`` (its knowledge base)."""
+    collection = {}
+    for path in paths:
+        lines = [ln for ln in Path(path).read_text(encoding="utf-8").splitlines() if ln[:1] == "{"]
+        collection[path] = json.loads(lines[-1]).get("collection", path)
+    return [r | {"collection": collection[r["report"]]} for r in fd.read_rows(paths)]
 
 
 def bootstrap(diff: np.ndarray, draws: int = 4000, seed: int = 20261202) -> list[float]:
@@ -63,12 +94,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--min-found", type=float, default=0.985)
     parser.add_argument("--l2", type=float, default=0.1)
-    parser.add_argument("--mode", default="hybrid", help="the path reported (rows of other "
-                        "modes are fitted on, not reported)")
+    parser.add_argument(
+        "--by-kb",
+        action="store_true",
+        help="leave one knowledge base out (fit on the others, decide it) instead of folds",
+    )
+    parser.add_argument(
+        "--mode",
+        default="hybrid",
+        help="the path reported (rows of other modes are fitted on, not reported)",
+    )
     args = parser.parse_args(argv)
     args.family_min_found = {}
     args.high_precision, args.medium_precision = 0.95, 0.75
-    rows = fd.read_rows(args.reports)
+    rows = read(args.reports)
     base_features = fd.with_vocabulary(fd.VOCABULARY_FEATURES)
     systems = {"baseline": base_features}
     for spec in args.candidate:

@@ -31,7 +31,7 @@ Usage::
         --kb-name runbooks_en --uri /tmp/r/en.db --collection rb --json > /tmp/r/dev_en.json
     python evals/reader_signals.py /tmp/r/dev_en.json --kb-name runbooks_en \\
         --uri /tmp/r/en.db --collection rb > /tmp/r/dev_en.reader.json
-    python evals/fit_decision.py --assignments 30 --signals hybrid=reader_tok_mean /tmp/r/*.reader.json
+    python evals/compare_signals.py /tmp/r/*.reader.json --candidate sent=hybrid=reader_sent_max
 """
 
 from __future__ import annotations
@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     readers = {r for r in args.readers.split(",") if r}
 
-    lines = [ln for ln in Path(args.report).read_text(encoding="utf-8").splitlines() if ln[:1] == "{"]
+    lines = [
+        ln for ln in Path(args.report).read_text(encoding="utf-8").splitlines() if ln[:1] == "{"
+    ]
     report = json.loads(lines[-1])
     if report.get("blind") or "signals" not in report:
         sys.exit(f"{args.report}: a blind report (no signals rows); dev reports only")
@@ -222,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
             readable=similarity_readable(settings, text),
             vocabulary=vocabulary,
         )
-        if again is None or abs(again.similarity - float(row["similarity"])) > 1e-3 or (
-            abs(again.coverage - float(row["coverage"])) > 1e-3
+        if (
+            again is None
+            or abs(again.similarity - float(row["similarity"])) > 1e-3
+            or (abs(again.coverage - float(row["coverage"])) > 1e-3)
         ):
             mismatched += 1
         if not blocks:
