@@ -76,7 +76,7 @@ class MiniLmReader:
         self.session: Any = self.emb._ensure_loaded()
         self.tokenizer: Any = self.emb._tokenizer
 
-    def sentence(self, query: str, blocks: list[Any]) -> dict[str, float]:
+    def sentence(self, query: str, blocks: list[Any]) -> dict[str, Any]:
         first = blocks[0]
         segs = segments(f"{first.title}\n{first.breadcrumb}".strip(), first.content)
         texts = [query, f"{first.title}\n{first.content}", *segs]
@@ -88,6 +88,9 @@ class MiniLmReader:
             "reader_sent_max": round(best, 4),
             "reader_sent_gain": round(best - block, 4),
             "reader_block_cos": round(block, 4),
+            # each segment's cosine, in block order (heading first): what a cheaper reader
+            # that embeds only the first n segments would see
+            "reader_sent_cos": [round(float(c), 3) for c in own],
         }
 
     def _states(self, text: str) -> tuple[np.ndarray, Any]:
