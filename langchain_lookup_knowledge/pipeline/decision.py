@@ -313,8 +313,11 @@ def _similarity_level(blocks: Sequence[EvidenceBlock], settings: LookupSettings)
     )
 
 
-def _model_level(signals: EvidenceSignals, settings: LookupSettings) -> tuple[RelevanceLevel, str]:
-    """The level by ``relevance_model`` and the note's words for it."""
+def _model_level(
+    signals: EvidenceSignals, settings: LookupSettings, *, shown: bool = True
+) -> tuple[RelevanceLevel, str]:
+    """The level by ``relevance_model`` and the note's words for it (``-`` for the level when
+    not ``shown``: a lookup with no evidence has none)."""
     relevant = confidence(signals, settings.relevance_model)
     level: RelevanceLevel = "low"
     if relevant >= settings.high_confidence:
@@ -322,7 +325,8 @@ def _model_level(signals: EvidenceSignals, settings: LookupSettings) -> tuple[Re
     elif relevant >= settings.medium_confidence:
         level = "medium"
     return level, (
-        f"relevance {relevant:.3f}: {level} (high_confidence {settings.high_confidence:g}, "
+        f"relevance {relevant:.3f}: {level if shown else '-'} "
+        f"(high_confidence {settings.high_confidence:g}, "
         f"medium_confidence {settings.medium_confidence:g}; {signals.terms} question terms)"
     )
 
@@ -348,19 +352,20 @@ def decide_evidence(
         >>> decide_evidence([], "disk full", LookupSettings()).found
         False
     """
-    readable = similarity_readable(settings, query)
     if settings.evidence_decision == "similarity":  # any labelled block is evidence
         if not any(b.score_label is not None for b in blocks):
             return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
         if not levels_by_model(settings):  # reads the top similarity, nothing else
             level = _similarity_level(blocks, settings)
             return EvidenceDecision(found=True, level=level, confidence=None, signals=None)
+        readable = similarity_readable(settings, query)
         read = _signals(blocks, query, readable=readable, unseen=None)
         assert read is not None  # a labelled block exists
         level, about_level = _model_level(read, settings)
         note = f"relevanceLevel by relevance_model ({read.family}): {about_level}"
         return EvidenceDecision(found=True, level=level, confidence=None, signals=read, note=note)
     kb = vocabulary.vocabulary if vocabulary is not None else None
+    readable = similarity_readable(settings, query)
     rules = seen_rules(settings.evidence_vocabulary_rules)
     # read once: the signals weigh it, the note lists its unseen terms
     seen_by_kb = vocabulary_signals(query, kb, common_words(), **rules) if kb is not None else None
@@ -373,11 +378,12 @@ def decide_evidence(
     unvouched = term_required and signals.coverage == 0
     found = value >= settings.found_confidence and not unvouched
     if levels_by_model(settings):
-        level, about_level = _model_level(signals, settings)
+        level, about_level = _model_level(signals, settings, shown=found)
     else:
         level = _similarity_level(blocks, settings)
         about_level = (
-            f"relevance by top similarity: {level} (high_relevance {settings.high_relevance:g}, "
+            f"relevance by top similarity: {level if found else '-'} "
+            f"(high_relevance {settings.high_relevance:g}, "
             f"medium_relevance {settings.medium_relevance:g})"
         )
     family, _ = family_weights(signals, model)
@@ -409,7 +415,7 @@ def decide_evidence(
         + f" found_confidence {settings.found_confidence:g} (log-odds: {why}); "
         + about_vocabulary
         + ("no question term in the first block; " if unvouched else "")
-        + (about_level if found else about_level.replace(f": {level} ", ": - ", 1))
+        + about_level
     )
     return EvidenceDecision(
         found=found, level=level if found else "low", confidence=value, signals=signals, note=note
