@@ -54,6 +54,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -192,18 +193,18 @@ def _signals(
     in_heading, covered = query_term_matches(
         terms, bigrams, f"{first.title}\n{first.breadcrumb}", first.content
     )
-    similarities = [b.score_label.similarity for b in labelled if b.score_label is not None]
+    similarities = [_finite(b.score_label.similarity) for b in labelled if b.score_label]
     family = {"sparse": "sparse", "hybrid": "hybrid"}.get(label.kind, "dense")
     if family != "sparse" and not readable:
         family = "lexical"  # its dense similarity is noise
     if label.kind == "hybrid":
-        agreement = label.rank_score or 0.0
+        agreement = _finite(label.rank_score or 0.0)
     elif family == "dense":
         top = labelled[:_AGREEMENT_TOP]
         agreement = 1.0 if label.similarity >= max(similarities[: len(top)]) else 0.0
     else:
         agreement = 0.0
-    bm25 = abs(label.raw) / max(len(terms), 1) if family == "sparse" else 0.0
+    bm25 = _finite(abs(label.raw)) / max(len(terms), 1) if family == "sparse" else 0.0
     margin = dense_margin(labelled[:_MARGIN_TOP])
     # the vocabulary signals by name (without a vocabulary: 0.0, the fields' default)
     seen_by_kb = (
@@ -222,6 +223,12 @@ def _signals(
         vocabulary=unseen is not None,
         **seen_by_kb,
     )
+
+
+def _finite(score: float) -> float:
+    """A score as the decision reads it: a non-finite one (a NaN vector, a corrupted row) is 0,
+    as in the rerank's base, never certainty."""
+    return score if math.isfinite(score) else 0.0
 
 
 def seen_rules(vocabulary_rules: str) -> dict[str, bool]:
@@ -262,7 +269,7 @@ def dense_margin(blocks: Sequence[EvidenceBlock]) -> float:
     for b in blocks:
         if b.score_label is None:
             continue
-        s = b.score_label.similarity
+        s = _finite(b.score_label.similarity)
         if b.source == first:
             mine = s if mine is None else max(mine, s)
         else:

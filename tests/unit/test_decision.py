@@ -346,3 +346,24 @@ def test_relevance_decision_similarity_keeps_the_top_similarity_level_under_cali
     assert judged.level == "low"  # by the model (CALIBRATED) it is high
     assert decide_evidence([block(0.40)], "node disk full", CALIBRATED, VOCABULARY).level == "high"
     assert "relevance by top similarity: low (high_relevance 0.62" in judged.note
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_a_non_finite_score_is_no_trust_for_the_decision(bad):
+    """A block whose similarity or rank score is not finite (a NaN vector, a corrupted row)
+    reads as 0 in the signals, as the rerank reads it: never as certainty. Without that the
+    logistic model's clamp turned NaN into confidence 1.0: relevanceLevel high under the
+    default, and certain evidence under the calibrated decision."""
+
+    def unrelated(score: float) -> list[EvidenceBlock]:
+        return [block(score, rank_score=score, title="Certificates", content="Rotate the CA.")]
+
+    signals = evidence_signals(unrelated(bad), "node disk full")
+    assert signals is not None
+    assert (signals.similarity, signals.agreement, signals.dense_margin) == (0.0, 0.0, 0.0)
+    assert decide_evidence(unrelated(bad), "node disk full", LookupSettings()).level == "low"
+    judged = decide_evidence(unrelated(bad), "node disk full", CALIBRATED, VOCABULARY)
+    as_zero = decide_evidence(unrelated(0.0), "node disk full", CALIBRATED, VOCABULARY)
+    assert judged.confidence == as_zero.confidence
+    assert judged.confidence is not None
+    assert judged.confidence < 0.9
