@@ -29,8 +29,8 @@ def mermaid_block() -> str:
 
 def test_the_drawing_is_the_graph(drawing: str) -> None:
     assert mermaid_block() == drawing, (
-        "docs/architecture.md's mermaid block differs from the graph: replace it with the output of "
-        "`build_lookup_graph(LookupSettings()).get_graph().draw_mermaid()`"
+        "docs/architecture.md's mermaid block differs from the graph: replace it with the "
+        "output of `build_lookup_graph(LookupSettings()).get_graph().draw_mermaid()`"
     )
 
 
