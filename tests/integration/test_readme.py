@@ -56,6 +56,8 @@ def why_not_run(argv: list[str]) -> str | None:
         return "a production server's folder (parsed only)"
     if "$" in text:
         return "needs a shell variable set by an earlier command (parsed only)"
+    if argv[:1] == ["serve"]:
+        return "runs until stopped (parsed only; tests/test_serve.py runs it)"
     return None
 
 
