@@ -484,6 +484,7 @@ CLI_CONTRACT = {
     },
     "report": {"--since", "--until", "--collection", "--json", "--html", "--db", "--group-by"},
     "records prune": {"--older-than", "--db", "--json"},
+    "serve": {"--uri", "--host", "--port"},
 }
 
 

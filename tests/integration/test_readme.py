@@ -113,6 +113,8 @@ def why_not_run(command: Command) -> str | None:
         return "a production server (parsed only)"
     if "$" in text:
         return "needs a shell variable set by an earlier command (parsed only)"
+    if command.kind == "cli" and command.argv[:1] == ["serve"]:
+        return "runs until stopped (parsed only; tests/integration/test_serve.py runs it)"
     if command.exported:
         return "needs the environment its block exports (parsed only)"
     return None
