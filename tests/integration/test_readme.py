@@ -6,9 +6,9 @@ parser, a ``python`` line names a module or a script that exists (``python -c`` 
 shell variable or the environment their block exports are only checked (the reason is given);
 every other one runs, in order (the README first, then each page of docs/), in a folder where
 ``./runbooks`` and ``./docs`` are the sample knowledge base and ``questions.txt`` /
-``questions.jsonl`` its questions. Then each page's Python blocks run as written, in one namespace
-per page, on the collection those commands wrote. Every link between the pages names a page and
-a heading that exist.
+``questions.jsonl`` its questions. Then each Python block runs as written, in a namespace of its
+own (as pasted), on the collection those commands wrote. Every link between the pages names a
+page and a heading that exist.
 """
 
 from __future__ import annotations
@@ -227,10 +227,12 @@ def test_commands_and_python_snippets_run_as_written(readme_folder, monkeypatch)
 
     namespaces: dict[str, dict[str, object]] = {}
     for page in PAGES:
-        namespace: dict[str, object] = {}
+        names: dict[str, object] = {}
         for block in code_blocks("python", page):
+            namespace: dict[str, object] = {}  # each block as pasted: its own imports, nothing else
             exec(compile(block, str(page), "exec", dont_inherit=True), namespace)
-        namespaces[page.name] = namespace
+            names.update(namespace)
+        namespaces[page.name] = names
     readme = namespaces["README.md"]
     msg = readme["msg"]
     assert msg.artifact["found"] is True  # type: ignore[attr-defined]
