@@ -60,6 +60,7 @@ class Command:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     exported: bool = False  # the block exported variables before this line
+    stdout_to: str | None = None  # `> FILE`: where the shell writes its output
 
     @property
     def text(self) -> str:
@@ -77,6 +78,7 @@ def page_commands(page: Path) -> list[Command]:
         exported = False
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
+            stdout_to = words[words.index(">") + 1] if ">" in words else None
             for shell in (">", "|", "&&"):  # the shell's part of the line, not the command's
                 words = words[: words.index(shell)] if shell in words else words
             env = {}
@@ -93,7 +95,7 @@ def page_commands(page: Path) -> list[Command]:
             kinds = {"lookup-knowledge": "cli", "python": "python", "bash": "bash"}
             assert words[0] in kinds, f"{name}: the docs test cannot check {line.strip()!r}"
             argv = words[1:] if words[0] == "lookup-knowledge" else words
-            commands.append(Command(name, kinds[words[0]], argv, env, exported))
+            commands.append(Command(name, kinds[words[0]], argv, env, exported, stdout_to))
     return commands
 
 
@@ -202,11 +204,15 @@ def run(command: Command, monkeypatch: pytest.MonkeyPatch) -> None:
                 timeout=600,
             )
             assert done.returncode == 0, (str(command), done.stderr[-2000:])
+            if command.stdout_to:
+                Path(command.stdout_to).write_text(done.stdout, encoding="utf-8")
             return
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(command.argv)
         assert code == 0, (str(command), err.getvalue()[-2000:])
+        if command.stdout_to:
+            Path(command.stdout_to).write_text(out.getvalue(), encoding="utf-8")
         if "--json" in command.argv:
             json.loads(out.getvalue().strip().splitlines()[-1])
 
