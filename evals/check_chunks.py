@@ -42,10 +42,8 @@ KNOWLEDGE_BASES = (
 
 
 def _word_char(char: str) -> bool:
-    return (
-        (char.isascii()
-        and (char.isalnum() or char == "_"))
-        or (char.isalpha() and not ("\u2e80" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af"))
+    return (char.isascii() and (char.isalnum() or char == "_")) or (
+        char.isalpha() and not ("\u2e80" <= char <= "\u9fff" or "\uac00" <= char <= "\ud7af")
     )
 
 
