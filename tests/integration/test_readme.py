@@ -107,6 +107,8 @@ def why_not_run(command: Command) -> str | None:
     text = command.text + " " + " ".join(command.env.values())
     if command.kind == "bash":
         return "a set-up script (checked: it exists)"
+    if command.kind == "python" and command.argv[1].startswith("evals/"):
+        return "a measurement script on ../shared/data (checked: it exists)"
     if "../shared" in text or "$D" in text:
         return "needs ../shared/data (the public data sets; parsed only)"
     if "/tmp/fig/" in text:
