@@ -251,6 +251,7 @@ def test_commands_and_python_snippets_run_as_written(readme_folder, monkeypatch)
     assert readme["out"]["error"] is None  # type: ignore[index]
     assert readme["docs"], "the retriever snippet returns documents"
     assert namespaces["result-contract.md"]["result"].evidence_blocks  # type: ignore[attr-defined]
+    assert len(namespaces["evaluation.md"]["sizes"]) == 12  # type: ignore[arg-type]
     close_all_clients()
     assert Path(readme_folder / "data" / "milvus.db").exists()
 
