@@ -63,6 +63,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import prepare_for_ingest
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,
@@ -124,6 +125,8 @@ class IngestReport:
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
+    rebuilt: list[str] = field(default_factory=list)
+    """Collections dropped before writing (``rebuild``): everything was ingested again."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -147,6 +150,7 @@ class IngestReport:
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
             "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -251,6 +255,7 @@ def ingest_folder(
     on_chunk_progress: ChunkProgressCallback | None = None,
     follow_links: bool = False,
     source_prefix: str = "",
+    rebuild: bool = False,
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
@@ -259,6 +264,7 @@ def ingest_folder(
     (``team-a/runbooks/x.md``), so several folders share one collection; ``prune`` then
     removes only that namespace's documents. Without a prefix, a collection holds one folder:
     ingesting another folder into it is refused (the message names the other folder).
+    ``rebuild``: drop the collection, its catalog and vocabulary first (a damaged store).
 
     Raises:
         ConfigurationError: ``path`` is missing, not a folder or has no markdown file (and
@@ -266,6 +272,7 @@ def ingest_folder(
             another folder's documents under the same (empty) namespace.
         StoreUnavailableError: Milvus cannot be opened or written.
         EmbeddingError: the embedder failed, or answered unusable vectors.
+        DamagedStoreError: the store's files are damaged (without ``rebuild``).
     """
     settings = settings or LookupSettings()
     started = time.perf_counter()
@@ -306,6 +313,10 @@ def ingest_folder(
     scope = _FolderScope(str(root), namespace, present, prune)
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
+        _create_default_data_dir(settings)
+        report.rebuilt = prepare_for_ingest(
+            open_client(settings), settings, rebuild=rebuild, folder=str(path)
+        )
         return _ingest(docs, settings, report, started, options, scope=scope)
 
 

@@ -27,6 +27,7 @@ from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import check_store
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     describe_chunk_collection,
@@ -137,11 +138,24 @@ class LookupRuntime:
     def _describe_layout(self) -> CollectionLayout:
         probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
         identity = EmbedderIdentity.of(self.embeddings, probe)
-        layout = describe_chunk_collection(
-            self.client, self.settings, len(probe), embedder=identity
-        )
-        warm_up(self.client, layout, self.settings, probe)
+        try:
+            layout = describe_chunk_collection(
+                self.client, self.settings, len(probe), embedder=identity
+            )
+            warm_up(self.client, layout, self.settings, probe)
+        except MilvusException:
+            self.check_store()  # a damaged store is named as such, not as a Milvus failure
+            raise
+        self.check_store()  # once per open: the files, and chunks against the catalog
         return layout
+
+    def check_store(self) -> None:
+        """Raise :class:`~langchain_lookup_knowledge.errors.DamagedStoreError` when the store
+        is damaged (:mod:`~langchain_lookup_knowledge.store.integrity`): run on open, after a
+        failed search and after a search that found no candidate at all."""
+        with self._lock:
+            catalog = self._catalog
+        check_store(self.client, self.settings, catalog)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
