@@ -504,7 +504,7 @@ class LookupSettings(BaseSettings):
         "high_confidence / medium_confidence (the first block's term coverage, the hybrid "
         "legs' agreement, its similarity; BM25 score per term for a BM25-only lookup), "
         "whatever decides found; similarity: the top similarity against high_relevance / "
-        "medium_relevance (the level before this setting under evidence_decision=similarity); "
+        "medium_relevance; "
         "auto: the evidence decision's own (relevance_model under calibrated, the top "
         "similarity under similarity).",
     )
