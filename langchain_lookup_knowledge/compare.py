@@ -1,9 +1,10 @@
 """Both L1 paths on the same query vector, side by side (``lookup-knowledge compare``).
 
 The VectorStore path (langchain-milvus) and the SDK path (pymilvus) search the same collection
-with the same vector, filter and retrieval mode: those of the lookup's first attempt, planned by
-:func:`~langchain_lookup_knowledge.pipeline.plan.plan_query` as the tool plans them (the CJK
-rule, the L0 category filter, ``default_filter``), at ``k`` results; each result is shown in
+with the same vector, filter and retrieval mode: those of the lookup's first attempt, prepared by
+:func:`~langchain_lookup_knowledge.pipeline.transform.prepare_query` as the tool prepares them
+(the question cleaned, the CJK rule, the L0 category filter, ``default_filter``), at ``k``
+results; each result is shown in
 the sidecar's normalized comparison shape (source, breadcrumb, rank, labelled score), with
 overlap@k and rank differences.
 Each path is called once before the timed call (the first one opens it), so ``latencyMs``
@@ -20,7 +21,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -42,21 +43,15 @@ def compare_paths(
     """
     from dataclasses import replace
 
-    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.pipeline.transform import prepare_query
 
-    text = query.strip()
-    if not text:
-        raise LookupKnowledgeError("query is empty: ask a question in words")
     runtime = runtime or LookupRuntime(settings)
-    vector = runtime.embeddings.embed_query(text)
-    layout = runtime.layout
-    l0 = runtime.matcher().match(text)
-    plan = plan_query(text, settings, vector=vector, layout=layout, l0=l0)
-    first = plan.first_attempt
-    request = replace(plan.request(first.expr if first else None, vector), k=max(k, 1))
+    prepared = prepare_query(runtime, query)
+    request = replace(prepared.first_request(), k=max(k, 1))
+    plan, layout, first = prepared.plan, runtime.layout, prepared.plan.first_attempt
     out: dict[str, Any] = {
-        "query": text,
+        "query": plan.search_text,
         "collection": layout.name,
         "metric": layout.metric_type,
         "retrievalMode": plan.retrieval_mode,
@@ -77,10 +72,9 @@ def compare_paths(
             start = time.perf_counter()
             candidates = path.search(request)
         except Exception as exc:  # one failing path must not hide the other
-            text_error = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
             out[name] = {
                 "status": "error",
-                "error": f"{type(exc).__name__}: {text_error}".rstrip(": "),
+                "error": describe_exception(exc),
                 "latencyMs": round((time.perf_counter() - start) * 1000, 3),
                 "firstCallMs": first_ms,
                 "results": [],

@@ -53,7 +53,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
@@ -745,7 +745,9 @@ def _upsert_isolated(
     except Exception as exc:
         if len(rows_of) <= 1:
             raise
-        logger.warning("a batch upsert failed (%s); writing document by document", exc)
+        logger.warning(
+            "a batch upsert failed (%s); writing document by document", describe_exception(exc)
+        )
     written: _Written = []
     failures: list[tuple[KnowledgeDocument, Exception]] = []
     for item in rows_of:
@@ -757,7 +759,7 @@ def _upsert_isolated(
     if failures and not written:
         raise failures[0][1]
     for doc, error in failures:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        first = describe_exception(error, with_type=False)
         report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
     return written
 

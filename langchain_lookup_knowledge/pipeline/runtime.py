@@ -21,6 +21,7 @@ from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_e
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
@@ -202,7 +203,9 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
+            logger.warning(
+                "L0 catalog not scoped to the lookup's filter: %s", describe_exception(exc)
+            )
             return []
         return [e for e in entries if e.source in allowed]
 
@@ -233,15 +236,8 @@ class LookupRuntime:
                 try:
                     cached = load_vocabulary(self.client, self.settings, cached)
                 except Exception as exc:  # the decision falls back to its model without it
-                    logger.warning("KB vocabulary unreadable: %s", exc)
-                    cached = VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
+                    reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+                    logger.warning("%s", reason)
+                    cached = VocabularyRead(None, reason)
                 self._vocabulary, self._vocabulary_loaded_at = cached, now
             return cached
-
-    def refresh_catalog(self) -> None:
-        """Forget the cached catalog and vocabulary (call after an ingest in the same
-        process)."""
-        with self._lock:
-            self._catalog = None
-            self._vocabulary = None
-            self._matchers.clear()

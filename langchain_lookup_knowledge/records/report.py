@@ -57,6 +57,7 @@ from langchain_lookup_knowledge.records.routing import category_routing
 from langchain_lookup_knowledge.records.scope import RecordFilter
 from langchain_lookup_knowledge.records.tables import tool_invocation as t
 from langchain_lookup_knowledge.records.upgrade import backfill
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 
 SCHEMA = "lookup-knowledge/report@1"
@@ -134,7 +135,7 @@ def _grouping_choice(
 
             embeddings = build_embeddings(settings)
         except Exception as exc:
-            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            reason = describe_exception(exc, limit=200)
             return "terms", None, f"by shared terms: the configured embedder failed ({reason})"
     return (
         "meaning",
@@ -209,7 +210,7 @@ def build_report(
                 if not catalog:
                     catalog_status = f"empty: collection {catalog_collection!r} has no catalog"
             except Exception as exc:
-                reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                reason = describe_exception(exc, limit=200, with_type=False)
                 catalog_status = f"unavailable: {reason}"
                 catalog = []
         unused = never_cited(catalog, cited_sources(engine, records))

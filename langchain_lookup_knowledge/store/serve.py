@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.store.connection import (
     DEFAULT_SERVE_PORT,
     check_lite_path,
@@ -106,7 +107,7 @@ def start_lite_server(
     except DataDirLockedError:
         raise LiteDatabaseLockedError(lite_locked_message(db_path)) from None
     except (OSError, RuntimeError) as exc:
-        text = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+        text = describe_exception(exc)
         raise StoreUnavailableError(f"cannot serve {db_path} on {host}:{port}: {text}") from None
     return LiteServer(db_path, host, int(bound), server, db)
 
