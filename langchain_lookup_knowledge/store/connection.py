@@ -27,11 +27,10 @@ from langchain_lookup_knowledge.redaction import (
     split_userinfo,
 )
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.lite_lock import lite_locked_message
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SERVE_PORT = 19530
-"""The port ``lookup-knowledge serve`` serves a Lite file on by default."""
 _CLIENTS: dict[tuple[str, str, str], MilvusClient] = {}
 _CLIENTS_LOCK = threading.Lock()
 
@@ -50,26 +49,6 @@ def connection_args(settings: LookupSettings) -> dict[str, Any]:
     if settings.milvus_db_name:
         args["db_name"] = settings.milvus_db_name
     return args
-
-
-def lite_locked_message(path: Path | str) -> str:
-    """What a process that finds the Lite file ``path`` open elsewhere is told: why, and the fix.
-
-    Example:
-        >>> print(lite_locked_message("/kb/milvus.db"))  # doctest: +NORMALIZE_WHITESPACE
-        Milvus Lite database /kb/milvus.db is locked by another process (one process at a time
-        may open a Lite file): share it by serving it, `lookup-knowledge serve --uri
-        /kb/milvus.db` (once the other process stops, unless it is that server), and point
-        every process at the URI it prints (--uri http://127.0.0.1:19530 or
-        LOOKUP_KNOWLEDGE_MILVUS_URI)
-    """
-    return (
-        f"Milvus Lite database {path} is locked by another process (one process at a time may "
-        "open a Lite file): share it by serving it, `lookup-knowledge serve --uri "
-        f"{path}` (once the other process stops, unless it is that server), and point every "
-        f"process at the URI it prints (--uri http://127.0.0.1:{DEFAULT_SERVE_PORT} or "
-        "LOOKUP_KNOWLEDGE_MILVUS_URI)"
-    )
 
 
 def _lite_lock_holder(db_path: Path) -> bool:

@@ -24,13 +24,8 @@ from typing import Any
 
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
 from langchain_lookup_knowledge.redaction import describe_exception
-from langchain_lookup_knowledge.store.connection import (
-    DEFAULT_SERVE_PORT,
-    check_lite_path,
-    lite_locked_message,
-)
-
-DEFAULT_PORT = DEFAULT_SERVE_PORT
+from langchain_lookup_knowledge.store.connection import check_lite_path
+from langchain_lookup_knowledge.store.lite_lock import DEFAULT_PORT, lite_locked_message
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE_S = 5.0

@@ -1,17 +1,11 @@
 """One owner per fact: the graph, ``compare`` and ``bench`` prepare a question with one function;
 one redacted description of an exception serves every sink; the retriever takes ``k`` per call
-on one compiled graph; no code that nothing calls. (The records scrubber: test_records_store.py
-and unit/test_tie_break.py.)"""
+on one compiled graph. (The records scrubber: test_records_store.py and
+tests/unit/test_tie_break.py; code nothing calls: tests/unit/test_no_uncalled_code.py.)"""
 
 from __future__ import annotations
 
-import ast
-import importlib
-import inspect
 import json
-import re
-from collections import Counter
-from pathlib import Path
 
 from langchain_lookup_knowledge import LookupKnowledgeRetriever, LookupRuntime
 from langchain_lookup_knowledge import retriever as retriever_module
@@ -19,13 +13,8 @@ from langchain_lookup_knowledge.compare import compare_paths
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.transform import prepare_query
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
+from tests.fakes import FailingPath
 
-try:
-    from fakes import FailingPath
-except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.fakes import FailingPath
-
-REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "s3cret-pw-42"
 SECRET_URL = f"http://admin:{PASSWORD}@milvus.internal:19530"
 
@@ -81,49 +70,3 @@ def test_retriever_takes_k_per_call_on_one_compiled_graph(
         settings=kb_settings.model_copy(update={"top_k": 7}), embeddings=real_embeddings
     )
     assert [d.id for d in own.invoke(question)] == [d.id for d in retriever.invoke(question, k=7)]
-
-
-def _defined_names(path: Path) -> list[str]:
-    """The functions, classes and methods ``path`` defines, but for dunders, decorated ones
-    (validators, properties: called by name elsewhere) and overrides of a base class's method
-    (a framework calls them: ``_aget_relevant_documents``)."""
-    module = importlib.import_module(
-        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-    )
-    overrides: set[int] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            cls = getattr(module, node.name, None)
-            bases = inspect.getmro(cls)[1:] if inspect.isclass(cls) else ()
-            overrides |= {
-                id(f) for f in node.body if any(hasattr(b, getattr(f, "name", "")) for b in bases)
-            }
-    return [
-        node.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        and not node.name.startswith("__")
-        and not node.decorator_list
-        and id(node) not in overrides
-    ]
-
-
-def test_no_function_or_class_of_the_package_is_left_uncalled():
-    """Every function, method and class of the package is named somewhere besides its own
-    definition (and ``__all__``): in the package, the tests, the graphs or the notebooks."""
-    package = sorted((REPO / "langchain_lookup_knowledge").rglob("*.py"))
-    readers = [*package, *REPO.glob("tests/**/*.py"), *REPO.glob("graphs/*.py")]
-    readers += [*REPO.glob("notebooks/*.ipynb"), *REPO.glob("scripts/*"), *REPO.glob("evals/*.py")]
-    words: Counter[str] = Counter()
-    for reader in readers:
-        if reader.is_file():
-            words.update(re.findall(r"\w+", reader.read_text(encoding="utf-8", errors="replace")))
-    uncalled = []
-    for path in package:
-        text = path.read_text(encoding="utf-8")
-        for name in _defined_names(path):
-            listed = len(re.findall(rf"[\"']{re.escape(name)}[\"']", text))  # in __all__
-            if words[name] - 1 - listed <= 0:
-                uncalled.append(f"{path.relative_to(REPO)}: {name}")
-    assert not uncalled, uncalled
