@@ -86,7 +86,9 @@ def compare_paths(
             "latencyMs": round((time.perf_counter() - start) * 1000, 3),
             "firstCallMs": first_ms,
             "results": [
-                comparable(c) | {"formula": c.score_label.formula} for c in candidates[: request.k]
+                comparable(c)
+                | {"formula": c.score_label.formula, "rankScore": c.score_label.rank_score}
+                for c in candidates[: request.k]
             ],
         }
     if len(found) == len(PATHS):
@@ -106,15 +108,30 @@ def compare_paths(
     return out
 
 
-def _cell(row: dict[str, Any] | None, width: int) -> str:
+LEGEND = "\n".join(
+    (
+        "   raw: the path's own score (the RRF or weighted fusion, BM25, or the dense metric)",
+        "   rank: rank_score, raw scaled to [0, 1] as the formula above says (dense: -); "
+        "sim: cosine similarity",
+        "   *: the two paths differ on that row; overlap@k: the share of evidence keys in both "
+        "paths' first k;",
+        "   moved: shared keys at different ranks; first call: the call that opened the path "
+        "(not in its ms)",
+    )
+)
+
+
+def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
-        return " " * width
-    text = f"{row['evidenceKey']}  {row['scoreValue']:.4f} (sim {row['similarity']:.3f})"
-    return text[:width].ljust(width)
+        return ""
+    rank = row.get("rankScore")
+    shown = "  -  " if rank is None else f"{rank:.3f}"
+    return f"{row['scoreValue']:8.4f} {shown} {row['similarity']:.3f}  {row['evidenceKey']}"
 
 
-def format_comparison(report: dict[str, Any], width: int = 62) -> str:
-    """A readable side-by-side rendering of :func:`compare_paths`' report."""
+def format_comparison(report: dict[str, Any]) -> str:
+    """A readable side-by-side rendering of :func:`compare_paths`' report, with a legend of
+    every figure it prints."""
     lines = [
         f"Q: {report['query']}",
         f"   collection={report['collection']!r} metric={report['metric']} "
@@ -133,13 +150,21 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
             + f"; score {label}"
             + (f"; {formula}" if formula else "")
         )
-    lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
     rows = max(len(vs["results"]), len(sdk["results"]))
-    for i in range(rows):
-        left = vs["results"][i] if i < len(vs["results"]) else None
-        right = sdk["results"][i] if i < len(sdk["results"]) else None
+    pairs = [
+        (
+            vs["results"][i] if i < len(vs["results"]) else None,
+            sdk["results"][i] if i < len(sdk["results"]) else None,
+        )
+        for i in range(rows)
+    ]
+    columns = "     raw  rank   sim  evidenceKey"
+    width = max([len(columns)] + [len(_cell(left)) for left, _ in pairs])
+    lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
+    lines.append(f"   {'':>2}  {columns.ljust(width)} | {columns}")
+    for i, (left, right) in enumerate(pairs):
         mark = " " if left and right and left["evidenceKey"] == right["evidenceKey"] else "*"
-        lines.append(f"   {i + 1:>2}{mark} {_cell(left, width)} | {_cell(right, width).rstrip()}")
+        lines.append(f"   {i + 1:>2}{mark} {_cell(left).ljust(width)} | {_cell(right)}".rstrip())
     if "overlapAtK" in report:
         moved = [d for d in report["rankDifferences"] if d["vectorstoreRank"] != d["sdkRank"]]
         lines.append(
@@ -147,4 +172,5 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
             f"same order: {'yes' if report['sameOrder'] else 'no'}"
             + (f"; moved: {len(moved)}" if moved else "")
         )
+    lines.append(LEGEND)
     return "\n".join(lines)

@@ -37,6 +37,7 @@ from langchain_lookup_knowledge.errors import (
     LookupKnowledgeError,
     StoreUnavailableError,
 )
+from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -355,12 +356,21 @@ def _check_one_root(
         if others:
             logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
         return
+    demo = others and all(is_bundled_sample(o) for o in others)  # `lookup-knowledge demo`'s
+    if demo and scope.prune:
+        logger.warning("%s takes the place of the bundled sample (--prune)", scope.root)
+        return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
         msg = (
             f"the collection already holds {count} document(s) ingested from {others[0]}, "
-            f"not from {scope.root}: ingest each folder with its own --source-prefix "
-            "(namespace) to keep both, or use another --collection"
+            f"not from {scope.root}: "
+            + (
+                "the demo's sample; add --prune to replace it"
+                if demo
+                else "ingest each folder with its own --source-prefix (namespace) to keep "
+                "both, or use another --collection"
+            )
         )
         raise ConfigurationError(msg)
 

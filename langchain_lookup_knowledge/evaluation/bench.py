@@ -61,6 +61,7 @@ from pydantic import SecretStr
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.knowledge import SAMPLE_KB
 from langchain_lookup_knowledge.questions import read_question_file, readable_only
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
@@ -68,7 +69,6 @@ from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
 
 _CHILD_TOOL = """

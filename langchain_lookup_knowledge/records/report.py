@@ -34,6 +34,7 @@ Top-level keys of :func:`build_report` (and ``--json``), stable for dashboards:
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from sqlalchemy import case, event, func, select
 from sqlalchemy.engine import Engine
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.records.collections import require_known_collection
 from langchain_lookup_knowledge.records.database import open_engine
 from langchain_lookup_knowledge.records.documents import (
     catalog_in_scope,
@@ -183,6 +185,8 @@ def build_report(
 
         backfill(engine)
         lap("backfill")
+        if collection is not None:
+            require_known_collection(engine, settings, collection)
         records = RecordFilter(period, collection=collection, scope=settings.default_filter)
         daily = daily_series(engine, records)
         lap("daily")
@@ -202,6 +206,7 @@ def build_report(
         lap("gap_grouping")
         cited = most_cited(engine, records)
         catalog_collection = collection or _sole_collection(engine, records) or settings.collection
+        in_catalog = replace(records, collection=catalog_collection)  # never cited: within it
         catalog_status = "ok"
         if catalog is None:
             try:
@@ -213,7 +218,7 @@ def build_report(
                 reason = describe_exception(exc, limit=200, with_type=False)
                 catalog_status = f"unavailable: {reason}"
                 catalog = []
-        unused = never_cited(catalog, cited_sources(engine, records))
+        unused = never_cited(catalog, cited_sources(engine, in_catalog))
         lap("documents")
         routing = category_routing(engine, records)
         modes = query_text_modes(engine, records)
