@@ -21,6 +21,7 @@ from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderI
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
@@ -153,9 +154,8 @@ class LookupRuntime:
         """Raise :class:`~langchain_lookup_knowledge.errors.DamagedStoreError` when the store
         is damaged (:mod:`~langchain_lookup_knowledge.store.integrity`): run on open, after a
         failed search and after a search that found no candidate at all."""
-        with self._lock:
-            catalog = self._catalog
-        check_store(self.client, self.settings, catalog)
+        view = self.catalog.peek()
+        check_store(self.client, self.settings, view.entries if view is not None else None)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
@@ -224,7 +224,9 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
+            logger.warning(
+                "L0 catalog not scoped to the lookup's filter: %s", describe_exception(exc)
+            )
             return []
         return [e for e in entries if e.source in allowed]
 
@@ -254,8 +256,9 @@ class LookupRuntime:
         try:
             return load_vocabulary(self.client, self.settings, previous)
         except Exception as exc:  # the decision falls back to its model without it
-            logger.warning("KB vocabulary unreadable: %s", exc)
-            return VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
+            reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+            logger.warning("%s", reason)
+            return VocabularyRead(None, reason)
 
     def refresh_catalog(self) -> None:
         """Read the catalog and vocabulary again now, in the caller's thread (call after an
@@ -265,7 +268,9 @@ class LookupRuntime:
             try:
                 value.reload_now()
             except Exception as exc:
-                logger.warning("catalog refresh failed (the next lookup reads it): %s", exc)
+                logger.warning(
+                    "catalog refresh failed (the next lookup reads it): %s", describe_exception(exc)
+                )
 
 
 class CatalogView:
