@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.cli.ingest import print_ingest_report
@@ -114,6 +115,8 @@ def refuse_a_users_collection(settings: LookupSettings) -> None:
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
 
+    if settings.is_milvus_lite and not Path(settings.resolved_milvus_uri).expanduser().exists():
+        return  # a first run: the ingest makes the database
     client = open_client(settings)
     if not client.has_collection(settings.resolved_catalog_collection):
         return
