@@ -38,6 +38,7 @@ from langchain_lookup_knowledge.errors import (
     LookupKnowledgeError,
     StoreUnavailableError,
 )
+from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -54,7 +55,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
@@ -367,12 +368,21 @@ def _check_one_root(
         if others:
             logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
         return
+    demo = others and all(is_bundled_sample(o) for o in others)  # `lookup-knowledge demo`'s
+    if demo and scope.prune:
+        logger.warning("%s takes the place of the bundled sample (--prune)", scope.root)
+        return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
         msg = (
             f"the collection already holds {count} document(s) ingested from {others[0]}, "
-            f"not from {scope.root}: ingest each folder with its own --source-prefix "
-            "(namespace) to keep both, or use another --collection"
+            f"not from {scope.root}: "
+            + (
+                "the demo's sample; add --prune to replace it"
+                if demo
+                else "ingest each folder with its own --source-prefix (namespace) to keep "
+                "both, or use another --collection"
+            )
         )
         raise ConfigurationError(msg)
 
@@ -760,7 +770,9 @@ def _upsert_isolated(
     except Exception as exc:
         if len(rows_of) <= 1:
             raise
-        logger.warning("a batch upsert failed (%s); writing document by document", exc)
+        logger.warning(
+            "a batch upsert failed (%s); writing document by document", describe_exception(exc)
+        )
     written: _Written = []
     failures: list[tuple[KnowledgeDocument, Exception]] = []
     for item in rows_of:
@@ -772,7 +784,7 @@ def _upsert_isolated(
     if failures and not written:
         raise failures[0][1]
     for doc, error in failures:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        first = describe_exception(error, with_type=False)
         report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
     return written
 

@@ -789,7 +789,16 @@ class LookupSettings(BaseSettings):
             >>> LookupSettings().rerank_pool, LookupSettings(top_k=10).rerank_pool
             (15, 30)
         """
-        return max(self.candidate_k or CANDIDATES_PER_BLOCK * self.top_k, self.top_k)
+        return self.rerank_pool_for(self.top_k)
+
+    def rerank_pool_for(self, top_k: int) -> int:
+        """:attr:`rerank_pool` for a lookup that returns ``top_k`` blocks (a call's own ``k``).
+
+        Example:
+            >>> LookupSettings().rerank_pool_for(20)
+            60
+        """
+        return max(self.candidate_k or CANDIDATES_PER_BLOCK * top_k, top_k)
 
     @property
     def resolved_milvus_uri(self) -> str:

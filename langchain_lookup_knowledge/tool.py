@@ -42,7 +42,7 @@ from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledge
 from langchain_lookup_knowledge.pipeline.attempts import error_kind
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.redaction import redact
+from langchain_lookup_knowledge.redaction import describe_exception, redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ class _LookupCall:
         # Anything else (a driver error, a bug) still reaches the model as a readable error.
         trace = redact("".join(traceback.format_exception(exc)))  # a bug: keep its traceback
         logger.error("lookup_knowledge failed:\n%s", trace)
-        return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {text}"))
+        return ToolException(UNAVAILABLE_ERROR.format(detail=describe_exception(exc)))
 
 
 class LookupKnowledgeTool(StructuredTool):

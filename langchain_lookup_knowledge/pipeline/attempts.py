@@ -28,13 +28,12 @@ from langchain_lookup_knowledge.core.models import (
 )
 from langchain_lookup_knowledge.errors import is_damaged_store, is_permanent
 from langchain_lookup_knowledge.pipeline.plan import AttemptSpec, QueryPlan
-from langchain_lookup_knowledge.redaction import redact
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import PathProvider
 from langchain_lookup_knowledge.retrieval.traced import traced_search
 
 __all__ = [
     "AttemptOutcome",
-    "describe",
     "error_kind",
     "failed_step",
     "fallback_reason",
@@ -51,12 +50,6 @@ def ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000.0, 3)
 
 
-def describe(exc: BaseException) -> str:
-    """``Type: first line of the message`` (at most 300 characters of it), secrets masked."""
-    text = str(exc).strip() or type(exc).__name__
-    return redact(f"{type(exc).__name__}: {text.splitlines()[0][:300]}")
-
-
 def error_kind(exc: BaseException) -> ErrorKind:
     """``damaged`` for a damaged store, ``configuration`` when retrying cannot help (missing
     collection, schema), else ``transient``."""
@@ -71,7 +64,7 @@ def failed_step(name: str, path: str, exc: BaseException, start: float) -> Retri
         name=name,
         path=path,
         status="error",
-        error=describe(exc),
+        error=describe_exception(exc),
         error_kind=error_kind(exc),
         latency_ms=ms_since(start),
     )
@@ -120,16 +113,20 @@ def run_attempt(
         if not found:  # a dense search of a collection holding chunks always finds some
             _check_store(paths)
     except Exception as exc:  # a failing path is data for the router, not a crash
+<<<<<<< HEAD
         if not is_damaged_store(exc):
             exc = _damage_behind(paths, exc)
         logger.warning("L1 path %s failed: %s", path_name, describe(exc))
+=======
+        logger.warning("L1 path %s failed: %s", path_name, describe_exception(exc))
+>>>>>>> pickup
         return AttemptOutcome(
             RetrievalAttempt(
                 name=spec.name,
                 filter=spec.expr,
                 path=path_name,
                 status="error",
-                error=describe(exc),
+                error=describe_exception(exc),
                 error_kind=error_kind(exc),
                 latency_ms=ms_since(start),
                 path_fallback=path_fallback,

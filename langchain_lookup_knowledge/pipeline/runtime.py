@@ -20,7 +20,11 @@ from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_e
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
+<<<<<<< HEAD
 from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
+=======
+from langchain_lookup_knowledge.redaction import describe_exception
+>>>>>>> pickup
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
@@ -224,7 +228,9 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
+            logger.warning(
+                "L0 catalog not scoped to the lookup's filter: %s", describe_exception(exc)
+            )
             return []
         return [e for e in entries if e.source in allowed]
 
@@ -248,6 +254,7 @@ class LookupRuntime:
         It is the whole collection's, not a scope's: lookups under a filter read
         :meth:`vocabulary_for` instead, which withholds it.
         """
+<<<<<<< HEAD
         return self._vocabularies.get()
 
     def _read_vocabulary(self, previous: VocabularyRead | None) -> VocabularyRead:
@@ -298,3 +305,17 @@ class CatalogView:
         """The scopes with a matcher, least recently used first."""
         with self._lock:
             return list(self._matchers)
+=======
+        with self._lock:
+            now = time.monotonic()
+            cached = self._vocabulary
+            if cached is None or now - self._vocabulary_loaded_at > CATALOG_TTL_S:
+                try:
+                    cached = load_vocabulary(self.client, self.settings, cached)
+                except Exception as exc:  # the decision falls back to its model without it
+                    reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+                    logger.warning("%s", reason)
+                    cached = VocabularyRead(None, reason)
+                self._vocabulary, self._vocabulary_loaded_at = cached, now
+            return cached
+>>>>>>> pickup
