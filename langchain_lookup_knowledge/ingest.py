@@ -32,6 +32,7 @@ from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
+from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.errors import (
     ConfigurationError,
     LookupKnowledgeError,
@@ -63,6 +64,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import prepare_for_ingest
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,
@@ -124,6 +126,8 @@ class IngestReport:
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
+    rebuilt: list[str] = field(default_factory=list)
+    """Collections dropped before writing (``rebuild``): everything was ingested again."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -147,6 +151,7 @@ class IngestReport:
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
             "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -251,6 +256,7 @@ def ingest_folder(
     on_chunk_progress: ChunkProgressCallback | None = None,
     follow_links: bool = False,
     source_prefix: str = "",
+    rebuild: bool = False,
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
@@ -259,6 +265,7 @@ def ingest_folder(
     (``team-a/runbooks/x.md``), so several folders share one collection; ``prune`` then
     removes only that namespace's documents. Without a prefix, a collection holds one folder:
     ingesting another folder into it is refused (the message names the other folder).
+    ``rebuild``: drop the collection, its catalog and vocabulary first (a damaged store).
 
     Raises:
         ConfigurationError: ``path`` is missing, not a folder or has no markdown file (and
@@ -266,6 +273,7 @@ def ingest_folder(
             another folder's documents under the same (empty) namespace.
         StoreUnavailableError: Milvus cannot be opened or written.
         EmbeddingError: the embedder failed, or answered unusable vectors.
+        DamagedStoreError: the store's files are damaged (without ``rebuild``).
     """
     settings = settings or LookupSettings()
     started = time.perf_counter()
@@ -306,6 +314,10 @@ def ingest_folder(
     scope = _FolderScope(str(root), namespace, present, prune)
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
+        _create_default_data_dir(settings)
+        report.rebuilt = prepare_for_ingest(
+            open_client(settings), settings, rebuild=rebuild, folder=str(path)
+        )
         return _ingest(docs, settings, report, started, options, scope=scope)
 
 
@@ -420,7 +432,10 @@ def _ingest(
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
     if scope is not None:
         _check_one_root(known, scope, settings)
-    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
+    # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
+    embedder = options.embeddings or build_embeddings(settings)
+    window = window_of(embedder, settings.embedding_max_tokens)
+    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name)
     # The catalog is not proof: what is really stored is checked against it, per document.
     has_chunks = client.has_collection(settings.collection)
     stored: dict[str, set[str]] = {}
@@ -468,7 +483,6 @@ def _ingest(
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
-        embedder = options.embeddings or build_embeddings(settings)
         probe = embedder.embed_query(PROBE_TEXT)
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
@@ -482,7 +496,7 @@ def _ingest(
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         planned = [
-            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap))
+            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window))
             for doc in changed
         ]
         chunk_total = sum(len(chunks) for _, chunks in planned)
@@ -670,6 +684,7 @@ def _write_documents(
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
+    window = window_of(embedder, settings.embedding_max_tokens)
     root = scope.root if scope is not None else ""
     namespace = scope.namespace if scope is not None else ""
 
@@ -677,7 +692,7 @@ def _write_documents(
         nonlocal group_chunks
         if not group:
             return
-        texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
+        texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
         vectors = _embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]

@@ -94,7 +94,7 @@ def show_tool_call(tool: Any, query: str) -> None:
     print(textwrap.indent(shown, "    | ", predicate=lambda _: True))
     if len(lines) > CONTENT_LINES_SHOWN:
         print(f"    | ... ({len(lines) - CONTENT_LINES_SHOWN} more lines)")
-    print("  msg.artifact (for you; key fields, the whole contract is in the README):")
+    print("  msg.artifact (for you; key fields, the whole contract is in docs/result-contract.md):")
     summary = json.dumps(artifact_summary(msg.artifact or {}), ensure_ascii=False, indent=2)
     print(textwrap.indent(summary, "    "))
 
