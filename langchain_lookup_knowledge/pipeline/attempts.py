@@ -113,13 +113,9 @@ def run_attempt(
         if not found:  # a dense search of a collection holding chunks always finds some
             _check_store(paths)
     except Exception as exc:  # a failing path is data for the router, not a crash
-<<<<<<< HEAD
         if not is_damaged_store(exc):
             exc = _damage_behind(paths, exc)
-        logger.warning("L1 path %s failed: %s", path_name, describe(exc))
-=======
         logger.warning("L1 path %s failed: %s", path_name, describe_exception(exc))
->>>>>>> pickup
         return AttemptOutcome(
             RetrievalAttempt(
                 name=spec.name,

@@ -20,11 +20,8 @@ from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_e
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
-<<<<<<< HEAD
 from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
-=======
 from langchain_lookup_knowledge.redaction import describe_exception
->>>>>>> pickup
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
@@ -157,9 +154,8 @@ class LookupRuntime:
         """Raise :class:`~langchain_lookup_knowledge.errors.DamagedStoreError` when the store
         is damaged (:mod:`~langchain_lookup_knowledge.store.integrity`): run on open, after a
         failed search and after a search that found no candidate at all."""
-        with self._lock:
-            catalog = self._catalog
-        check_store(self.client, self.settings, catalog)
+        view = self.catalog.peek()
+        check_store(self.client, self.settings, view.entries if view is not None else None)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
@@ -254,15 +250,15 @@ class LookupRuntime:
         It is the whole collection's, not a scope's: lookups under a filter read
         :meth:`vocabulary_for` instead, which withholds it.
         """
-<<<<<<< HEAD
         return self._vocabularies.get()
 
     def _read_vocabulary(self, previous: VocabularyRead | None) -> VocabularyRead:
         try:
             return load_vocabulary(self.client, self.settings, previous)
         except Exception as exc:  # the decision falls back to its model without it
-            logger.warning("KB vocabulary unreadable: %s", exc)
-            return VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
+            reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+            logger.warning("%s", reason)
+            return VocabularyRead(None, reason)
 
     def refresh_catalog(self) -> None:
         """Read the catalog and vocabulary again now, in the caller's thread (call after an
@@ -272,7 +268,9 @@ class LookupRuntime:
             try:
                 value.reload_now()
             except Exception as exc:
-                logger.warning("catalog refresh failed (the next lookup reads it): %s", exc)
+                logger.warning(
+                    "catalog refresh failed (the next lookup reads it): %s", describe_exception(exc)
+                )
 
 
 class CatalogView:
@@ -305,17 +303,3 @@ class CatalogView:
         """The scopes with a matcher, least recently used first."""
         with self._lock:
             return list(self._matchers)
-=======
-        with self._lock:
-            now = time.monotonic()
-            cached = self._vocabulary
-            if cached is None or now - self._vocabulary_loaded_at > CATALOG_TTL_S:
-                try:
-                    cached = load_vocabulary(self.client, self.settings, cached)
-                except Exception as exc:  # the decision falls back to its model without it
-                    reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
-                    logger.warning("%s", reason)
-                    cached = VocabularyRead(None, reason)
-                self._vocabulary, self._vocabulary_loaded_at = cached, now
-            return cached
->>>>>>> pickup

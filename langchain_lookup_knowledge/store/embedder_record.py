@@ -80,8 +80,8 @@ def check_embedder(
         if first:
             logger.warning(
                 "collection %r at %s has no embedder record (made before the package "
-                "recorded embedders, or by another tool): it is searched with %s unchecked; ingest the knowledge base "
-                "into a new collection to record its embedder",
+                "recorded embedders, or by another tool): it is searched with %s unchecked; "
+                "ingest the knowledge base into a new collection to record its embedder",
                 collection,
                 where,
                 configured.label(),
