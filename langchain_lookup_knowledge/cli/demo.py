@@ -47,8 +47,8 @@ NEXT_STEPS = """\
 Next: ask the sample yourself, then put your own markdown folder in its place (the command is
 in .venv/bin after the set-up; both use collection 'knowledge', every command's default):
   .venv/bin/lookup-knowledge query "your question"
-  .venv/bin/lookup-knowledge ingest YOUR_FOLDER --prune
-(--prune lets your folder replace the sample; see the README)"""
+  .venv/bin/lookup-knowledge ingest YOUR_FOLDER
+(your folder's documents replace the sample's; see the README)"""
 CONTENT_LINES_SHOWN = 24
 
 
