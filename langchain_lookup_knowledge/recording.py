@@ -180,6 +180,8 @@ class SqlInvocationRecorder:
         self.losses = LossCounter()
         self._warned_at = 0.0
         self._inflight = 0
+        self._write_lock = threading.Lock()  # held by a write: the exit count waits for it
+        self._closing = False  # set at exit: no write starts after the unwritten rows are counted
         self._open_until = 0.0
         self._last_error = ""
         _LIVE.add(self)
@@ -416,13 +418,16 @@ class SqlInvocationRecorder:
             return self._insert_once(rows)
 
     def _insert_once(self, rows: list[dict[str, Any]]) -> list[int | None]:
-        losses = self.losses.take()  # persisted with these rows, or put back
-        try:
-            ids = self._insert_rows(rows, losses)
-        except BaseException:
-            self.losses.restore(losses)
-            raise
-        return ids
+        with self._write_lock:
+            if self._closing:  # counted as lost already: written now, they would count twice
+                raise OSError("the process is exiting; the rows are counted as lost")
+            losses = self.losses.take()  # persisted with these rows, or put back
+            try:
+                ids = self._insert_rows(rows, losses)
+            except BaseException:
+                self.losses.restore(losses)
+                raise
+            return ids
 
     def _loss_rows(self, losses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         where = {"collection": self.collection, "scope": scope_key(self.scope)}
@@ -454,6 +459,8 @@ class SqlInvocationRecorder:
         with self._state:
             self._open_until = time.monotonic() + self.retry_after_s
             self._last_error = reason
+        if self._closing:
+            return
         logger.warning(
             "records database %s unavailable (%s): lookups skip it for %gs",
             redact(self.url),
@@ -538,7 +545,11 @@ def _persist_losses(recorder: SqlInvocationRecorder, losses: list[dict[str, Any]
 
 def _settle_losses(recorder: SqlInvocationRecorder) -> None:
     """At exit: count the rows not written, persist every pending count, and say so."""
-    lost = recorder.backlog
+    recorder._closing = True
+    counted_alone = recorder._write_lock.acquire(timeout=recorder.timeout_s)
+    lost = recorder.backlog  # a write in flight has ended (unless it hangs past timeout_s)
+    if counted_alone:
+        recorder._write_lock.release()
     if lost:
         recorder.losses.add(lost, AT_EXIT)
     losses = recorder.losses.take()

@@ -33,6 +33,7 @@ from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.recording import RecordingNotDone, recorder_for
 data, seconds, rate = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 recorder = recorder_for(LookupSettings(data_dir=data, record_retry_after_s=2))
+recorder.max_waiting = int(sys.argv[4])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 most, sent, refused = 0, 0, 0
 end = time.monotonic() + seconds
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rate", type=float, default=300, help="rows enqueued per second")
     parser.add_argument("--locked-share", type=float, default=0.6)
+    parser.add_argument("--max-waiting", type=int, default=10_000, help="the queue's bound")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -67,7 +69,15 @@ def main() -> None:
         holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), str(args.locked_share)])
         try:
             child = subprocess.run(
-                [sys.executable, "-c", CHILD, str(data), str(args.seconds), str(args.rate)],
+                [
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    str(data),
+                    str(args.seconds),
+                    str(args.rate),
+                    str(args.max_waiting),
+                ],
                 capture_output=True,
                 text=True,
                 timeout=args.seconds + 120,
