@@ -299,21 +299,24 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
     """``ingest_folder`` vs ``Milvus.from_documents`` on the same chunks and embedder."""
     from langchain_milvus import Milvus
 
+    from langchain_lookup_knowledge.embeddings.window import window_of
     from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
     from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
     from langchain_lookup_knowledge.store.connection import connection_args, open_client
 
+    window = window_of(embedder, settings.embedding_max_tokens)
     docs: list[Document] = []
     ids: list[str] = []
     for file in iter_markdown_files(kb):
         doc = load_document(file, kb, settings.max_file_bytes)
         if isinstance(doc, KnowledgeDocument):
-            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
+            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window):
                 docs.append(
                     Document(
-                        page_content=embedding_text(chunk, doc), metadata={"source": chunk.source}
+                        page_content=embedding_text(chunk, doc, window),
+                        metadata={"source": chunk.source},
                     )
                 )
                 ids.append(chunk.evidence_key)
@@ -339,9 +342,7 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         report = ingest_folder(kb, ours, embeddings=embedder, show_progress=False)
         ours_s = report.seconds
     finally:
-        for name in (bare_name, ours.collection, ours.resolved_catalog_collection):
-            if client.has_collection(name):
-                client.drop_collection(name)
+        drop_scratch_collections(client, tag)
     ours_rate = report.chunks_written / ours_s if ours_s else 0.0
     bare_rate = len(docs) / bare_s if bare_s else 0.0
     return {
@@ -352,6 +353,20 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         "ingest_s": round(ours_s, 3),
         "bare_ingest_s": round(bare_s, 3),
     }
+
+
+def drop_scratch_collections(client: Any, tag: str) -> list[str]:
+    """Drop every collection whose name holds ``tag`` (a bench's throwaway chunk collection
+    and all it made beside it: catalog, vocabulary, the bare store's); returns their names.
+
+    Example:
+        >>> drop_scratch_collections(client, "3f2a9c1e")  # doctest: +SKIP
+        ['bench_bare_3f2a9c1e', 'bench_ingest_3f2a9c1e', 'bench_ingest_3f2a9c1e_catalog', ...]
+    """
+    dropped = sorted(name for name in client.list_collections() if tag in name)
+    for name in dropped:
+        client.drop_collection(name)
+    return dropped
 
 
 def _retry_questions(questions: Sequence[str], categories: Sequence[str]) -> list[str]:

@@ -17,14 +17,8 @@ from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_t
 from langchain_lookup_knowledge.errors import ConfigurationError, LiteDatabaseLockedError
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.serve import check_loopback
-
-try:
-    from fakes import call
-    from faults import REPO, database_held_by_another_process, run_cli
-except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.fakes import call
-    from tests.faults import REPO, database_held_by_another_process, run_cli
-
+from tests.fakes import call
+from tests.faults import REPO, database_held_by_another_process, run_cli
 
 CLI = (sys.executable, "-m", "langchain_lookup_knowledge.cli")
 
