@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_lookup_knowledge.records.documents import document_names
+from langchain_lookup_knowledge.records.losses import describe_losses
 
 GAP_GROUPS_SHOWN = 15
 DOCUMENTS_SHOWN = 10
@@ -35,6 +36,9 @@ def render_text(report: dict[str, Any]) -> str:
         + (f", scope {report['scope']}" if report.get("scope") else "")
     ]
     lines += [f"  note: {note}" for note in report.get("limitations") or []]
+    lost = describe_losses(report.get("records_lost") or {})
+    if lost:
+        lines.append(f"  warning: {lost}")
     if not totals.get("lookups"):
         lines.append("no lookups recorded in this period")
         return "\n".join(lines)
