@@ -102,10 +102,12 @@ def survey(
     chunk: Callable[[KnowledgeDocument], list[Chunk]],
     unchanged: Callable[[KnowledgeDocument], bool],
     refuse: Callable[[KnowledgeDocument], str | None],
-    keep_bytes: int = KEEP_BYTES,
+    keep_bytes: int | None = None,
 ) -> Survey:
     """Read every item once: sort it into unchanged, changed (with its chunk count) or
-    skipped; keep changed documents and their chunks while they fit in ``keep_bytes``."""
+    skipped; keep changed documents and their chunks while they fit in ``keep_bytes``
+    (:data:`KEEP_BYTES` by default)."""
+    keep_bytes = KEEP_BYTES if keep_bytes is None else keep_bytes
     found = Survey()
     kept = 0
     for item in feed.items:
