@@ -31,6 +31,11 @@ class CollectionNotFoundError(StoreUnavailableError):
     """Milvus answers, but the configured collection does not exist (ingest first)."""
 
 
+class LiteDatabaseLockedError(StoreUnavailableError, ConfigurationError):
+    """The Milvus Lite file is open in another process: retrying will not help; serve it
+    (``lookup-knowledge serve``) and share its URI instead."""
+
+
 class SchemaMismatchError(LookupKnowledgeError):
     """An existing collection does not fit the configured embedder, metric or fields."""
 
@@ -44,6 +49,12 @@ class MissingIndexError(SchemaMismatchError):
 class EmbedderMismatchError(ConfigurationError, SchemaMismatchError):
     """A collection was built with another embedding model than the configured one (of the
     same dimension or not): its vectors cannot be compared with the query's."""
+
+
+class DamagedStoreError(LookupKnowledgeError):
+    """The knowledge base's store is damaged: its files are missing or corrupt, or it holds no
+    chunks while its catalog lists documents. Not transient (retrying will not help) and not
+    "nothing found": rebuild it (``lookup-knowledge ingest --rebuild FOLDER``)."""
 
 
 class RetrievalUnavailableError(LookupKnowledgeError):
@@ -62,6 +73,16 @@ PERMANENT_ERRORS: tuple[type[Exception], ...] = (
     UnsafeFilterError,
 )
 """Failures that retrying cannot fix: the configuration or the index must change first."""
+
+
+def is_damaged_store(exc: BaseException) -> bool:
+    """Whether ``exc`` says the store itself is damaged (rebuild it; retrying will not help).
+
+    Example:
+        >>> is_damaged_store(DamagedStoreError("milvus.db: schema.json unreadable"))
+        True
+    """
+    return isinstance(exc, DamagedStoreError)
 
 
 def is_permanent(exc: BaseException) -> bool:

@@ -55,6 +55,10 @@ class Refreshing(Generic[Value]):
             self._start_reload()
         return value
 
+    def peek(self) -> Value | None:
+        """The value loaded so far, if any; never loads and never waits."""
+        return self._value
+
     def _load_first(self) -> Value:
         with self._first_load:
             value = self._value

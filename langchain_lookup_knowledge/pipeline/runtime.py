@@ -21,12 +21,14 @@ from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderI
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import check_store
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     describe_chunk_collection,
@@ -137,11 +139,23 @@ class LookupRuntime:
     def _describe_layout(self) -> CollectionLayout:
         probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
         identity = EmbedderIdentity.of(self.embeddings, probe)
-        layout = describe_chunk_collection(
-            self.client, self.settings, len(probe), embedder=identity
-        )
-        warm_up(self.client, layout, self.settings, probe)
+        try:
+            layout = describe_chunk_collection(
+                self.client, self.settings, len(probe), embedder=identity
+            )
+            warm_up(self.client, layout, self.settings, probe)
+        except MilvusException:
+            self.check_store()  # a damaged store is named as such, not as a Milvus failure
+            raise
+        self.check_store()  # once per open: the files, and chunks against the catalog
         return layout
+
+    def check_store(self) -> None:
+        """Raise :class:`~langchain_lookup_knowledge.errors.DamagedStoreError` when the store
+        is damaged (:mod:`~langchain_lookup_knowledge.store.integrity`): run on open, after a
+        failed search and after a search that found no candidate at all."""
+        view = self.catalog.peek()
+        check_store(self.client, self.settings, view.entries if view is not None else None)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
@@ -210,7 +224,9 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
+            logger.warning(
+                "L0 catalog not scoped to the lookup's filter: %s", describe_exception(exc)
+            )
             return []
         return [e for e in entries if e.source in allowed]
 
@@ -240,8 +256,9 @@ class LookupRuntime:
         try:
             return load_vocabulary(self.client, self.settings, previous)
         except Exception as exc:  # the decision falls back to its model without it
-            logger.warning("KB vocabulary unreadable: %s", exc)
-            return VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
+            reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+            logger.warning("%s", reason)
+            return VocabularyRead(None, reason)
 
     def refresh_catalog(self) -> None:
         """Read the catalog and vocabulary again now, in the caller's thread (call after an
@@ -251,7 +268,9 @@ class LookupRuntime:
             try:
                 value.reload_now()
             except Exception as exc:
-                logger.warning("catalog refresh failed (the next lookup reads it): %s", exc)
+                logger.warning(
+                    "catalog refresh failed (the next lookup reads it): %s", describe_exception(exc)
+                )
 
 
 class CatalogView:

@@ -19,9 +19,15 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
-from langchain_lookup_knowledge.errors import StoreUnavailableError
-from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
+from langchain_lookup_knowledge.errors import LiteDatabaseLockedError, StoreUnavailableError
+from langchain_lookup_knowledge.redaction import (
+    describe_exception,
+    redact,
+    register_secret,
+    split_userinfo,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.lite_lock import lite_locked_message
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +76,8 @@ def _lite_lock_holder(db_path: Path) -> bool:
         os.close(fd)
 
 
-def _check_lite_path(uri: str) -> Path:
+def check_lite_path(uri: str) -> Path:
+    """The Milvus Lite database path ``uri`` names, checked (name, folder, what is there)."""
     path = Path(uri).expanduser()
     if not path.name.endswith(".db"):
         msg = f"Milvus Lite database path must end in .db, got {uri!r}"
@@ -140,15 +147,18 @@ def _new_client(settings: LookupSettings) -> MilvusClient:
         return MilvusClient(**connection_args(settings))
 
 
-def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
+def _describe_open_failure(
+    settings: LookupSettings, exc: BaseException
+) -> str | LiteDatabaseLockedError:
     uri = settings.resolved_milvus_uri
+    reason = describe_exception(exc, with_type=False)
     if settings.is_milvus_lite:
         path = Path(uri).expanduser()
         if not loopback_works():
             return (
                 f"cannot reach the embedded Milvus Lite server for {path} on 127.0.0.1: the "
                 "loopback interface is down or unusable here (Milvus Lite serves on 127.0.0.1; "
-                f"bring 'lo' up, or use a Milvus server): {_short(exc)}"
+                f"bring 'lo' up, or use a Milvus server): {reason}"
             )
         unwritable = _not_writable(path)
         if unwritable:
@@ -158,24 +168,11 @@ def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
             )
         if _served_by_this_process(path):
             # The lock is our own embedded server's: another process is not the cause.
-            return f"the embedded Milvus Lite server for {path} did not answer: {_short(exc)}"
+            return f"the embedded Milvus Lite server for {path} did not answer: {reason}"
         if path.is_dir() and _lite_lock_holder(path):
-            return (
-                f"Milvus Lite database {path} is locked by another process "
-                "(only one process may open it; stop the other one or use a Milvus server)"
-            )
-        return f"cannot open Milvus Lite database {path}: {_short(exc)}"
-    return redact(
-        f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
-    )
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        text = message
-    return text.splitlines()[0][:300]
+            return LiteDatabaseLockedError(lite_locked_message(path))
+        return f"cannot open Milvus Lite database {path}: {reason}"
+    return redact(f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {reason}")
 
 
 def _key(settings: LookupSettings) -> tuple[str, str, str]:
@@ -191,7 +188,8 @@ def open_client(settings: LookupSettings) -> MilvusClient:
     """The process-wide ``MilvusClient`` for these settings (created once, thread-safe).
 
     Raises:
-        StoreUnavailableError: locked Lite database, missing folder, unreachable server.
+        LiteDatabaseLockedError: the Lite database is open in another process.
+        StoreUnavailableError: missing folder, unreachable server.
     """
     key = _key(settings)
     with _CLIENTS_LOCK:
@@ -199,11 +197,13 @@ def open_client(settings: LookupSettings) -> MilvusClient:
         if client is not None:
             return client
         if settings.is_milvus_lite:
-            _check_lite_path(settings.resolved_milvus_uri)
+            check_lite_path(settings.resolved_milvus_uri)
         try:
             client = _new_client(settings)
         except Exception as exc:
             message = _describe_open_failure(settings, exc)
+            if isinstance(message, LiteDatabaseLockedError):
+                raise message from None
             if settings.is_milvus_lite:  # a local path: no credentials in the cause
                 raise StoreUnavailableError(message) from exc
             raise StoreUnavailableError(message) from None

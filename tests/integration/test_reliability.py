@@ -348,7 +348,7 @@ def test_locked_lite_database_says_locked_by_another_process(settings, real_embe
         message = tool.invoke(call("disk full"))
     assert_one_line_error(proc, "locked by another process", str(db))
     assert message.status == "error"
-    assert message.content.startswith("Knowledge retrieval unavailable")
+    assert message.content.startswith("Knowledge retrieval is misconfigured")
     assert "locked by another process" in message.content
     rows = SqlInvocationRecorder(settings.resolved_invocation_db_url).rows()
     assert len(rows) == 1
