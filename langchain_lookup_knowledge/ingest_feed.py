@@ -117,12 +117,12 @@ def survey(
             found.skipped.append(loaded)
             continue
         found.warnings.extend(SkippedFile(loaded.source, w) for w in loaded.warnings)
-        if len(found.sample) < ANALYZER_SAMPLE_DOCS:
-            found.sample.append(loaded.body[:ANALYZER_SAMPLE_CHARS])
         reason = refuse(loaded)
         if reason is not None:
             found.refused.append(SkippedFile(loaded.source, reason))
             continue
+        if len(found.sample) < ANALYZER_SAMPLE_DOCS:
+            found.sample.append(loaded.body[:ANALYZER_SAMPLE_CHARS])
         if unchanged(loaded):
             found.unchanged.append(loaded.source)
             continue
