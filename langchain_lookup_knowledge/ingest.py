@@ -38,6 +38,13 @@ from langchain_lookup_knowledge.errors import (
     LookupKnowledgeError,
     StoreUnavailableError,
 )
+from langchain_lookup_knowledge.ingest_feed import (
+    ANALYZER_SAMPLE_CHARS,
+    ANALYZER_SAMPLE_DOCS,
+    DocumentFeed,
+    changed_documents,
+    survey,
+)
 from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
@@ -52,7 +59,6 @@ from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (
     MARKDOWN_SUFFIXES,
     SkippedFile,
-    load_document,
     walk_knowledge_folder,
 )
 from langchain_lookup_knowledge.redaction import describe_exception, mask_url
@@ -158,10 +164,15 @@ class IngestReport:
 def choose_analyzer(settings: LookupSettings, docs: Sequence[KnowledgeDocument]) -> str | None:
     """The BM25 analyzer: configured, or jieba when the knowledge base is CJK
     (:func:`~langchain_lookup_knowledge.core.text.is_cjk_corpus`)."""
+    sample = [d.body[:ANALYZER_SAMPLE_CHARS] for d in docs[:ANALYZER_SAMPLE_DOCS]]
+    return _analyzer_of_sample(settings, sample)
+
+
+def _analyzer_of_sample(settings: LookupSettings, sample: Sequence[str]) -> str | None:
+    """:func:`choose_analyzer` on the start of the first documents' bodies."""
     if settings.bm25_analyzer != "auto":
         return settings.bm25_analyzer
-    sample = "".join(d.body[:2000] for d in docs[:200])
-    return "jieba" if is_cjk_corpus(sample) else "standard"
+    return "jieba" if is_cjk_corpus("".join(sample)) else "standard"
 
 
 def _chunk_rows(
@@ -300,17 +311,8 @@ def ingest_folder(
         )
     report.skipped.extend(walk.skipped)
     report.files_seen = len(walk.files) + len(walk.skipped)
-    docs: list[KnowledgeDocument] = []
-    for file in walk.files:
-        loaded = load_document(file, root, settings.max_file_bytes, categories, namespace)
-        if isinstance(loaded, SkippedFile):
-            report.skipped.append(loaded)
-        else:
-            docs.append(loaded)
-            report.warnings.extend(SkippedFile(loaded.source, w) for w in loaded.warnings)
-    for skipped in report.skipped:
-        logger.info("skipped %s: %s", skipped.source, skipped.reason)
-    present = {d.source for d in docs} | {s.source for s in report.skipped}
+    feed = DocumentFeed.of_files(walk.files, root, settings.max_file_bytes, categories, namespace)
+    present = {s.source for s in report.skipped}  # the survey adds the files it reads
     scope = _FolderScope(str(root), namespace, present, prune)
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
@@ -318,7 +320,7 @@ def ingest_folder(
         report.rebuilt = prepare_for_ingest(
             open_client(settings), settings, rebuild=rebuild, folder=str(path)
         )
-        return _ingest(docs, settings, report, started, options, scope=scope)
+        return _ingest(feed, settings, report, started, options, scope=scope)
 
 
 def ingest_documents(
@@ -340,7 +342,9 @@ def ingest_documents(
     report = IngestReport(path=label, collection=settings.collection, files_seen=len(docs))
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
-        return _ingest(docs, settings, report, started, options, scope=None)
+        return _ingest(
+            DocumentFeed.of_documents(docs), settings, report, started, options, scope=None
+        )
 
 
 @dataclass(frozen=True)
@@ -411,7 +415,7 @@ def _disk_full_reported(settings: LookupSettings, report: IngestReport) -> Itera
 
 
 def _ingest(
-    docs: Sequence[KnowledgeDocument],
+    feed: DocumentFeed,
     settings: LookupSettings,
     report: IngestReport,
     started: float,
@@ -441,20 +445,16 @@ def _ingest(
         stored = stored_chunk_keys(client, existing.name, existing.id_field)
 
     namespace = scope.namespace if scope is not None else ""
-    claimed = {s for s, e in known.items() if e.namespace != namespace}
-    writable = []
-    for doc in docs:
-        if doc.source in claimed:
-            report.skipped.append(
-                SkippedFile(
-                    doc.source,
-                    f"the source name belongs to namespace {known[doc.source].namespace!r} "
-                    f"(ingested from {known[doc.source].root or 'elsewhere'})",
-                )
-            )
-        else:
-            writable.append(doc)
-    docs = writable
+    claimed = {s: e for s, e in known.items() if e.namespace != namespace}
+
+    def refuse(doc: KnowledgeDocument) -> str | None:
+        entry = claimed.get(doc.source)
+        if entry is None:
+            return None
+        return (
+            f"the source name belongs to namespace {entry.namespace!r} "
+            f"(ingested from {entry.root or 'elsewhere'})"
+        )
 
     def unchanged(doc: KnowledgeDocument) -> bool:
         entry = known.get(doc.source)
@@ -471,9 +471,21 @@ def _ingest(
             return False
         return True
 
-    changed = [d for d in docs if not unchanged(d)]
-    changed_sources = {d.source for d in changed}
-    report.unchanged = [d.source for d in docs if d.source not in changed_sources]
+    def chunk(doc: KnowledgeDocument) -> list[Chunk]:
+        return chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window)
+
+    # One pass over the documents, none of them held past a bounded budget: what changed and
+    # how many chunks it makes; the write then takes the changed ones group by group.
+    found = survey(feed, chunk=chunk, unchanged=unchanged, refuse=refuse)
+    report.skipped.extend(found.skipped)
+    for skipped in report.skipped:
+        logger.info("skipped %s: %s", skipped.source, skipped.reason)
+    report.skipped.extend(found.refused)
+    report.unchanged = found.unchanged
+    if scope is not None:  # a folder's files (documents given in memory are the caller's)
+        report.warnings.extend(found.warnings)
+        scope.present.update(found.present)
+    changed = found.changed
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
@@ -485,17 +497,12 @@ def _ingest(
             client,
             settings,
             len(probe),
-            choose_analyzer(settings, docs),
+            _analyzer_of_sample(settings, found.sample),
             embedder=EmbedderIdentity.of(embedder, probe),
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
-        planned = [
-            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window))
-            for doc in changed
-        ]
-        chunk_total = sum(len(chunks) for _, chunks in planned)
         progress = _Progress(
-            len(changed), chunk_total, enabled, options.on_progress, options.on_chunk_progress
+            len(changed), found.chunk_total, enabled, options.on_progress, options.on_chunk_progress
         )
         try:
             _write_documents(
@@ -503,7 +510,7 @@ def _ingest(
                 settings,
                 layout,
                 catalog_name,
-                planned,
+                changed_documents(feed, found, chunk),
                 embedder,
                 report,
                 progress,
@@ -666,7 +673,7 @@ def _write_documents(
     settings: LookupSettings,
     layout: CollectionLayout,
     catalog_name: str,
-    planned: Sequence[tuple[KnowledgeDocument, list[Chunk]]],
+    planned: Iterator[tuple[KnowledgeDocument, list[Chunk]] | SkippedFile],
     embedder: Embeddings,
     report: IngestReport,
     progress: _Progress,
@@ -743,9 +750,13 @@ def _write_documents(
         group.clear()
         group_chunks = 0
 
-    for doc, chunks in planned:
-        group.append((doc, chunks))
-        group_chunks += len(chunks)
+    for item in planned:
+        if isinstance(item, SkippedFile):  # unreadable since the survey read it
+            report.skipped.append(item)
+            progress.advance(item.source)
+            continue
+        group.append(item)
+        group_chunks += len(item[1])
         if group_chunks >= settings.insert_batch_size:
             flush_group()
     flush_group()

@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise LookupKnowledgeError(f"--rounds must be >= 1, got {args.rounds}")
+    if args.scale:
+        return _run_scale(args)
     report = run_bench(
         settings_from_args(args),
         rounds=args.rounds,
@@ -33,6 +35,31 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _scale_sizes(text: str) -> list[int]:
+    """``100000,300000`` (``100k``, ``1m`` too) as chunk counts; a bad size is named."""
+    sizes = []
+    for part in text.split(","):
+        word = part.strip().lower()
+        factor = {"k": 1_000, "m": 1_000_000}.get(word[-1:], 1)
+        digits = word[:-1] if factor > 1 else word
+        if not digits.isdigit() or int(digits) * factor < 1:
+            raise LookupKnowledgeError(f"--scale: not a chunk count: {part.strip()!r}")
+        sizes.append(int(digits) * factor)
+    return sizes
+
+
+def _run_scale(args: argparse.Namespace) -> int:
+    """``bench --scale``: a synthetic collection grown through the sizes, measured at each."""
+    from langchain_lookup_knowledge.evaluation.scale import format_scale, run_scale
+
+    sizes = _scale_sizes(args.scale)
+    if args.scale_queries < 1:
+        raise LookupKnowledgeError(f"--scale-queries must be >= 1, got {args.scale_queries}")
+    report = run_scale(settings_from_args(args), sizes=sizes, queries=args.scale_queries)
+    print_output(report, args.json, format_scale)
+    return EXIT_OK
+
+
 def register(sub: Subcommands) -> None:
     """Add ``bench`` to the subcommands."""
     parser = sub.add_parser("bench", help="latency, throughput, cold start, memory vs bare")
@@ -42,5 +69,14 @@ def register(sub: Subcommands) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="passes over the questions")
     parser.add_argument("--kb", help="folder for the ingest benchmark (default: the sample KB)")
     parser.add_argument("--no-cold-start", action="store_true", help="skip the subprocess run")
+    parser.add_argument(
+        "--scale",
+        metavar="SIZES",
+        help="instead: grow a throwaway synthetic collection through these chunk counts "
+        "(e.g. 100k,300k,1m) and report search p50/p95, index build time and RSS per size",
+    )
+    parser.add_argument(
+        "--scale-queries", type=int, default=50, help="queries per size and index (--scale)"
+    )
     add_measure_args(parser)
     parser.set_defaults(func=run)

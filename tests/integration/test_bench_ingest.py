@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from langchain_lookup_knowledge.settings import LookupSettings
 
 
@@ -32,4 +34,9 @@ def test_bench_ingest_leaves_no_scratch_collection_after_two_runs(
     for _ in range(2):
         figures = _ingest_bench(settings, kb, real_embeddings)
         assert figures["chunks"] == 2
+        # the embedder alone on the same chunks, beside the ingest, and the ratio
+        assert figures["embedder_best_chunks_per_s"] > 0
+        assert figures["ingest_vs_embedder_ratio"] == pytest.approx(
+            figures["ingest_chunks_per_s"] / figures["embedder_best_chunks_per_s"], rel=0.02
+        )
     assert set(client.list_collections()) == before

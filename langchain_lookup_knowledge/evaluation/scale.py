@@ -1,0 +1,254 @@
+"""``lookup-knowledge bench --scale``: how search latency, memory and index builds grow with a
+collection of synthetic chunks (Milvus Lite or a Milvus server by URI).
+
+A throwaway collection of the pipeline's shape (a dense vector, a BM25 field built by Milvus from
+the text) is grown to each size in turn with random unit vectors and texts drawn from a
+synthetic vocabulary (Zipf-like, so BM25 has common and rare terms). At each size, for each
+index type the store accepts: the dense index is built again (timed) and queries are measured:
+dense search and the hybrid search (dense + BM25 fused by RRF) with the pipeline's ``k`` and
+list depth. Peak RSS is this process's (Milvus Lite runs inside it). The collection is dropped
+at the end.
+
+Example:
+    >>> report = run_scale(LookupSettings(), sizes=[10_000], queries=20)  # doctest: +SKIP
+    >>> report["sizes"][0]["indexes"]["FLAT"]["hybrid"]["p50_ms"]  # doctest: +SKIP
+    4.1
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.settings import LookupSettings
+
+DIMENSION = 384
+VOCABULARY = 20_000
+WORDS_PER_TEXT = 80
+INSERT_BATCH = 2_000
+INDEX_TYPES = ("FLAT", "IVF_FLAT", "HNSW")
+
+
+def _index_params(index_type: str, rows: int) -> dict[str, Any]:
+    if index_type == "HNSW":
+        return {"M": 16, "efConstruction": 200}
+    if index_type == "IVF_FLAT":  # nlist about 4 x sqrt(rows), as Milvus advises
+        return {"nlist": int(min(65536, max(128, 4 * rows**0.5)))}
+    return {}
+
+
+def _search_params(index_type: str, depth: int) -> dict[str, Any]:
+    if index_type == "HNSW":
+        return {"ef": max(64, depth)}
+    if index_type == "IVF_FLAT":
+        return {"nprobe": 16}
+    return {}
+
+
+class _Corpus:
+    """Synthetic texts and unit vectors, reproducible from a seed."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.words = np.array([f"w{i}x" for i in range(VOCABULARY)])
+        ranks = np.arange(1, VOCABULARY + 1, dtype=np.float64)
+        self.p = (1.0 / ranks) / (1.0 / ranks).sum()
+
+    def texts(self, n: int) -> list[str]:
+        picks = self.rng.choice(VOCABULARY, size=(n, WORDS_PER_TEXT), p=self.p)
+        return [" ".join(self.words[row]) for row in picks]
+
+    def vectors(self, n: int) -> np.ndarray:
+        v = self.rng.standard_normal((n, DIMENSION)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _create(client: Any, name: str) -> None:
+    from pymilvus import DataType, Function, FunctionType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("text", DataType.VARCHAR, max_length=8192, enable_analyzer=True)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIMENSION)
+    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name="bm25",
+            function_type=FunctionType.BM25,
+            input_field_names=["text"],
+            output_field_names=["sparse"],
+        )
+    )
+    index = client.prepare_index_params()
+    index.add_index("vector", index_type="FLAT", metric_type="COSINE")
+    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    client.create_collection(name, schema=schema, index_params=index)
+
+
+def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> float:
+    """Seconds to build the dense index ``index_type`` again and load the collection."""
+    client.release_collection(name)
+    client.drop_index(name, "vector")
+    index = client.prepare_index_params()
+    index.add_index(
+        "vector",
+        index_type=index_type,
+        metric_type="COSINE",
+        params=_index_params(index_type, rows),
+    )
+    start = time.perf_counter()
+    client.create_index(name, index)
+    client.load_collection(name)
+    return time.perf_counter() - start
+
+
+def _timed(fn: Callable[[], Any], n: int) -> dict[str, float]:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return {"p50_ms": round(percentile(times, 50), 2), "p95_ms": round(percentile(times, 95), 2)}
+
+
+def _measure(client: Any, name: str, index_type: str, k: int, depth: int, queries: int) -> Any:
+    from pymilvus import AnnSearchRequest, Function, FunctionType
+
+    corpus = _Corpus(seed=11)
+    vectors = corpus.vectors(queries)
+    texts = [" ".join(t.split()[:6]) for t in corpus.texts(queries)]
+    params = {"metric_type": "COSINE", "params": _search_params(index_type, depth)}
+    ranker = Function(
+        name="rrf",
+        input_field_names=[],
+        function_type=FunctionType.RERANK,
+        params={"reranker": "rrf", "k": 60},
+    )
+    i = iter(range(10**9))
+
+    def dense() -> Any:
+        n = next(i) % queries
+        return client.search(
+            name, data=[vectors[n].tolist()], anns_field="vector", limit=k, search_params=params
+        )
+
+    def hybrid() -> Any:
+        n = next(i) % queries
+        return client.hybrid_search(
+            name,
+            [
+                AnnSearchRequest([vectors[n].tolist()], "vector", params, limit=depth),
+                AnnSearchRequest([texts[n]], "sparse", {"metric_type": "BM25"}, limit=depth),
+            ],
+            ranker=ranker,
+            limit=k,
+            output_fields=["text"],
+        )
+
+    for _ in range(3):  # warm-up
+        dense(), hybrid()
+    return {"dense": _timed(dense, queries), "hybrid": _timed(hybrid, queries)}
+
+
+def _rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def run_scale(
+    settings: LookupSettings,
+    *,
+    sizes: Sequence[int],
+    queries: int = 50,
+    index_types: Sequence[str] = INDEX_TYPES,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Grow a throwaway collection through ``sizes`` (chunks) and measure each (see module)."""
+    from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    say = progress or (lambda _: None)
+    client = open_client(settings)
+    name = f"bench_scale_{uuid.uuid4().hex[:8]}"
+    k = settings.top_k
+    depth = hybrid_list_depth(
+        settings.rerank_pool, settings.hybrid_fetch_factor, settings.hybrid_list_depth
+    )
+    report: dict[str, Any] = {
+        "uri": mask_url(settings.resolved_milvus_uri),
+        "lite": settings.is_milvus_lite,
+        "k": k,
+        "hybrid_list_depth": depth,
+        "queries": queries,
+        "dimension": DIMENSION,
+        "load_average_start": [round(x, 2) for x in os.getloadavg()],
+        "sizes": [],
+    }
+    corpus = _Corpus()
+    _create(client, name)
+    rows = 0
+    try:
+        for size in sorted(sizes):
+            start = time.perf_counter()
+            while rows < size:
+                n = min(INSERT_BATCH, size - rows)
+                texts, vectors = corpus.texts(n), corpus.vectors(n)
+                client.insert(
+                    name,
+                    [
+                        {"pk": f"c{rows + j}", "text": texts[j], "vector": vectors[j].tolist()}
+                        for j in range(n)
+                    ],
+                )
+                rows += n
+            client.flush(name)
+            insert_s = time.perf_counter() - start
+            say(f"{size:,} chunks inserted in {insert_s:.0f} s")
+            point: dict[str, Any] = {"chunks": size, "insert_s": round(insert_s, 1), "indexes": {}}
+            for index_type in index_types:
+                try:
+                    build_s = _rebuild_dense_index(client, name, index_type, size)
+                except Exception as exc:  # the store does not have this index type
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    point["indexes"][index_type] = {"unsupported": first[:200]}
+                    say(f"{size:,}: {index_type} unsupported ({first[:80]})")
+                    continue
+                figures = _measure(client, name, index_type, k, depth, queries)
+                point["indexes"][index_type] = {"build_s": round(build_s, 1), **figures}
+                say(f"{size:,}: {index_type} built in {build_s:.1f} s, {figures}")
+            point["peak_rss_mb"] = _rss_mb()
+            point["load_average"] = [round(x, 2) for x in os.getloadavg()]
+            report["sizes"].append(point)
+    finally:
+        if client.has_collection(name):
+            client.drop_collection(name)
+    return report
+
+
+def format_scale(report: dict[str, Any]) -> str:
+    """A table of a :func:`run_scale` report."""
+    lines = [
+        f"scale bench on {report['uri']} (k={report['k']}, hybrid list depth "
+        f"{report['hybrid_list_depth']}, {report['queries']} queries per point)",
+        f"  {'chunks':>9}  {'index':<8} {'build s':>8} {'dense p50/p95 ms':>17} "
+        f"{'hybrid p50/p95 ms':>18} {'peak RSS MB':>11}",
+    ]
+    for point in report["sizes"]:
+        for index_type, fig in point["indexes"].items():
+            if "unsupported" in fig:
+                lines.append(f"  {point['chunks']:>9,}  {index_type:<8} unsupported")
+                continue
+            d, h = fig["dense"], fig["hybrid"]
+            lines.append(
+                f"  {point['chunks']:>9,}  {index_type:<8} {fig['build_s']:>8.1f} "
+                f"{d['p50_ms']:>8.1f}/{d['p95_ms']:<8.1f} {h['p50_ms']:>9.1f}/{h['p95_ms']:<8.1f} "
+                f"{point['peak_rss_mb']:>11.0f}"
+            )
+    return "\n".join(lines)

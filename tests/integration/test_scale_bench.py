@@ -1,0 +1,35 @@
+"""``bench --scale``: a synthetic collection grown through sizes, measured, then dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_lookup_knowledge.settings import LookupSettings
+
+
+def test_scale_bench_reports_each_size_and_index_and_leaves_nothing(settings: LookupSettings):
+    from langchain_lookup_knowledge.evaluation.scale import format_scale, run_scale
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    client = open_client(settings)
+    before = set(client.list_collections())
+    report = run_scale(settings, sizes=[600, 300], queries=3, index_types=("FLAT", "IVF_FLAT"))
+    assert [p["chunks"] for p in report["sizes"]] == [300, 600]  # grown in order
+    for point in report["sizes"]:
+        assert point["peak_rss_mb"] > 0
+        for index_type in ("FLAT", "IVF_FLAT"):
+            figures = point["indexes"][index_type]
+            assert figures["build_s"] >= 0
+            for kind in ("dense", "hybrid"):
+                assert 0 < figures[kind]["p50_ms"] <= figures[kind]["p95_ms"]
+    assert "IVF_FLAT" in format_scale(report)
+    assert set(client.list_collections()) == before
+
+
+def test_scale_sizes_read_k_and_m_and_name_a_bad_one():
+    from langchain_lookup_knowledge.cli.bench import _scale_sizes
+    from langchain_lookup_knowledge.errors import LookupKnowledgeError
+
+    assert _scale_sizes("100k, 300000,1m") == [100_000, 300_000, 1_000_000]
+    with pytest.raises(LookupKnowledgeError, match="'lots'"):
+        _scale_sizes("100k,lots")
