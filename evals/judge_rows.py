@@ -1,0 +1,163 @@
+"""Signal rows for the evidence judgement, one knowledge base at a time (cached as JSONL).
+
+Every question of a knowledge base's dev files (in scope), its out-of-scope dev questions, the
+in-scope dev questions of the other knowledge bases (out of scope here, except the same
+documents in the other language), the package's off-topic probes and the KB's own
+pseudo-questions are looked up with ``evidence_decision=similarity`` (every block is kept), and
+each lookup's blocks (source, similarity, raw score, fused rank score) are written with the
+question's label. ``evals/judge_fit.py`` turns the rows into features and fits / judges leave
+one knowledge base out. Test and holdout files are refused.
+
+    python evals/judge_rows.py rben --uri /tmp/judge-data/db/rben_v0.db --collection rben \\
+        --out /tmp/judge-data/rows/rben_v0.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+KBS = {  # name -> (kb label in out-of-scope files, dev files, sibling KB)
+    "rben": (
+        "runbooks_en",
+        [
+            "runbooks_en_dev",
+            "runbooks_en_symptom_dev",
+            "runbooks_en_dev2",
+            "runbooks_en_dev3",
+            "runbooks_en_siblings_dev2",
+        ],
+        "rbzh",
+    ),
+    "rbzh": (
+        "runbooks_zh",
+        ["runbooks_zh_dev", "runbooks_zh_more_dev", "runbooks_zh_dev2", "runbooks_zh_dev3"],
+        "rben",
+    ),
+    "apen": ("apisix_en", ["apisix_en_dev", "apisix_en_dev2", "apisix_en_dev3"], "apzh"),
+    "apzh": ("apisix_zh", ["apisix_zh_dev", "apisix_zh_dev2", "apisix_zh_dev3"], "apen"),
+    "tidb": ("tidb_zh", ["tidb_zh_dev", "tidb_zh_dev2", "tidb_zh_dev3"], ""),
+    "sf": ("scifact", ["/tmp/judge-data/scifact_dev"], ""),
+}
+OOS = ["out_of_scope_dev", "out_of_scope_dev2", "out_of_scope_dev3"]
+CROSS_PER_KB = 25  # other knowledge bases' in-scope questions asked here, per KB
+
+
+def _path(name: str) -> Path:
+    path = Path(name if name.startswith("/") else f"evals/{name}")
+    path = path.with_suffix(".jsonl")
+    if "test" in path.name or "holdout" in path.name:
+        raise SystemExit(f"refused: {path} is a held-out file")
+    return path
+
+
+def _lines(name: str) -> list[dict]:
+    return [json.loads(x) for x in _path(name).read_text(encoding="utf-8").splitlines() if x]
+
+
+def questions(kb: str) -> list[dict]:
+    """(text, kind, rel) of every question judged on ``kb``."""
+    label, files, sibling = KBS[kb]
+    out: list[dict] = []
+    for name in files:
+        out += [{"q": r["q"], "kind": "in", "rel": r["rel"], "set": name} for r in _lines(name)]
+    for name in OOS:
+        for r in _lines(name):
+            if r.get("kb") == label:
+                kind = "near" if r.get("near_miss") else "unrelated"
+                out.append({"q": r["q"], "kind": kind, "rel": [], "set": name})
+    for other, (_, other_files, _) in KBS.items():
+        if other in (kb, sibling):
+            continue
+        pool = [r for name in other_files for r in _lines(name)]
+        random.Random(f"cross:{kb}:{other}").shuffle(pool)
+        out += [
+            {"q": r["q"], "kind": "cross", "rel": [], "set": f"cross_{other}"}
+            for r in pool[:CROSS_PER_KB]
+        ]
+    return out
+
+
+def block_row(block) -> dict:
+    label = block.score_label
+    return {
+        "src": Path(block.source).stem,
+        "sim": None if label is None else label.similarity,
+        "raw": None if label is None else label.raw,
+        "rank": None if label is None else label.rank_score,
+        "kind": None if label is None else label.kind,
+        "lex": None if label is None else label.lexical_score,
+        "score": block.score,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kb", choices=sorted(KBS))
+    parser.add_argument("--uri", required=True)
+    parser.add_argument("--collection", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--limit", type=int, default=0)
+    args = parser.parse_args()
+
+    from langchain_lookup_knowledge.core.models import LookupResult
+    from langchain_lookup_knowledge.judgement.questions import pseudo_questions, read_probes
+    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.settings import LookupSettings
+    from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
+
+    settings = LookupSettings(
+        milvus_uri=args.uri,
+        collection=args.collection,
+        evidence_decision="similarity",
+        relevance_decision="similarity",
+        record_invocations=False,
+        milvus_timeout_s=120,
+    )
+    runtime = LookupRuntime.configured(settings)
+    graph = build_lookup_graph(runtime=runtime)
+    vocabulary = runtime.vocabulary().vocabulary
+    todo = questions(args.kb)
+    todo += [{"q": q, "kind": "probe", "rel": [], "set": "probes"} for q in read_probes()]
+    texts = stored_texts(runtime.client, runtime.layout)
+    todo += [
+        {"q": q, "kind": "pseudo", "rel": [Path(src).stem], "set": "pseudo"}
+        for src, q in pseudo_questions(texts)
+    ]
+    if args.limit:
+        todo = todo[: args.limit]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as f:
+        for i, item in enumerate(todo):
+            start = time.perf_counter()
+            result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
+            ms = (time.perf_counter() - start) * 1000
+            if result.error is not None:
+                raise SystemExit(f"lookup failed: {result.error.message}")
+            signals = evidence_signals(
+                result.evidence_blocks,
+                item["q"],
+                readable=similarity_readable(settings, item["q"]),
+                vocabulary=vocabulary,
+            )
+            row = item | {
+                "kb": args.kb,
+                "id": i,
+                "ms": round(ms, 1),
+                "blocks": [block_row(b) for b in result.evidence_blocks],
+                "signals": signals.as_dict() if signals is not None else None,
+                "readable": similarity_readable(settings, item["q"]),
+            }
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            if i % 100 == 0:
+                print(f"{args.kb}: {i}/{len(todo)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
