@@ -21,13 +21,15 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
+
 from langchain_lookup_knowledge.core.evidence_model import (
     DEFAULT_EVIDENCE_MODEL,
     DEFAULT_RELEVANCE_MODEL,
     EvidenceSignals,
     confidence,
 )
-from langchain_lookup_knowledge.judgement.features import judgement_features
+from langchain_lookup_knowledge.judgement.features import KbProfile, judgement_features
 from langchain_lookup_knowledge.judgement.model import (
     FEATURES,
     JudgeModel,
@@ -174,7 +176,7 @@ def fit(items: list[dict], args: argparse.Namespace) -> JudgeModel:
         rows = [i for i in items if i.get("group") == group and (i["in"] or i["oos"])]
         if args.right_only:
             rows = [i for i in rows if i["right1"] or i["oos"]]
-        groups[group] = fit_group(rows, FEATURES, l2=args.l2)
+        groups[group] = fit_group(rows, args.features, l2=args.l2)
     model = JudgeModel(groups=groups, thresholds={})
     scored = [(i, model.score_features(i["group"], i["x"])) for i in items if "x" in i]
     thresholds = thresholds_for(
@@ -184,6 +186,20 @@ def fit(items: list[dict], args: argparse.Namespace) -> JudgeModel:
         high_precision=args.high_precision,
     )
     return JudgeModel(groups=groups, thresholds=thresholds)
+
+
+def typical(profiles: list[KbProfile]) -> KbProfile:
+    """The element-wise median of the knowledge bases' profiles (what a lookup of a knowledge
+    base without a profile reads)."""
+    keys: dict[str, dict[str, list[float]]] = {}
+    for key in ("dense", "bm25"):
+        for kind in ("probe", "own", "out"):
+            lists = [p.keys[key][kind] for p in profiles if kind in p.keys.get(key, {})]
+            if lists:
+                keys.setdefault(key, {})[kind] = [
+                    round(float(np.median(col)), 5) for col in zip(*lists, strict=True)
+                ]
+    return KbProfile(keys=keys, counts={"knowledge_bases": len(profiles)})
 
 
 def judged(model: JudgeModel, it: dict):
@@ -204,9 +220,15 @@ def main() -> None:
     parser.add_argument("--high-precision", type=float, default=0.93)
     parser.add_argument("--right-only", action="store_true")
     parser.add_argument("--write", type=Path)
+    parser.add_argument(
+        "--features", type=lambda v: tuple(v.split(",")), default=FEATURES, help="comma list"
+    )
+    parser.add_argument("--drop", default="", help="comma list of features left out")
     parser.add_argument("--json", type=Path, help="write the leave-one-out figures here")
     args = parser.parse_args()
-    items = prepared(read(args.rows))
+    args.features = tuple(f for f in args.features if f not in args.drop.split(","))
+    by_kb = read(args.rows)
+    items = prepared(by_kb)
     if args.baseline:
         baseline(items)
     loo = []
@@ -219,7 +241,14 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
     if args.write:
         model = fit(items, args)
-        args.write.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+        data = model.to_dict() | {
+            "typical_profile": typical([profile_from_rows(r) for r in by_kb.values()]).to_dict(),
+            "fitted_on": {kb: len(r) for kb, r in sorted(by_kb.items())},
+            "leave_one_out": {
+                k: {m: v for m, v in f.items()} for k, f in figures.items() if k == "pooled"
+            },
+        }
+        args.write.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         print("thresholds (all KBs):", model.thresholds)
 
 

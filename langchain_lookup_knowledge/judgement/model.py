@@ -210,7 +210,7 @@ def thresholds_for(
     found = min(found, inside[0] if inside and min_found >= 1 else found)
     medium = right[max(0, math.floor(max_right_low * len(right)) - 1)] if right else found
     medium = max(found, medium)
-    judged = sorted(((s, r) for s, _, r, oos in scored if r or oos), reverse=True)
+    judged = sorted(((s, r) for s, top5, r, oos in scored if top5 or r or oos), reverse=True)
     high, hits = 1.0, 0
     for n, (s, r) in enumerate(judged, start=1):
         hits += r

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -27,6 +28,7 @@ from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.profile_store import read_profile
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     describe_chunk_collection,
@@ -216,7 +218,7 @@ class LookupRuntime:
         lookup is judged by ``fallback_evidence_model``, and its trace says why.
         """
         if scope:
-            return VocabularyRead(None, SCOPED_LOOKUP_NOTE)
+            return VocabularyRead(None, SCOPED_LOOKUP_NOTE, profile_note=SCOPED_LOOKUP_NOTE)
         return self.vocabulary()
 
     def vocabulary(self) -> VocabularyRead:
@@ -232,6 +234,8 @@ class LookupRuntime:
             if cached is None or now - self._vocabulary_loaded_at > CATALOG_TTL_S:
                 try:
                     cached = load_vocabulary(self.client, self.settings, cached)
+                    profiled = read_profile(self.client, self.settings)
+                    cached = replace(cached, profile=profiled.profile, profile_note=profiled.note)
                 except Exception as exc:  # the decision falls back to its model without it
                     logger.warning("KB vocabulary unreadable: %s", exc)
                     cached = VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
