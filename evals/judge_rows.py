@@ -18,7 +18,6 @@ import argparse
 import json
 import random
 import sys
-import time
 from pathlib import Path
 
 KBS = {  # name -> (kb label in out-of-scope files, dev files, sibling KB)
@@ -82,81 +81,24 @@ def questions(kb: str) -> list[dict]:
     return out
 
 
-def block_row(block) -> dict:
-    label = block.score_label
-    return {
-        "src": Path(block.source).stem,
-        "sim": None if label is None else label.similarity,
-        "raw": None if label is None else label.raw,
-        "rank": None if label is None else label.rank_score,
-        "kind": None if label is None else label.kind,
-        "lex": None if label is None else label.lexical_score,
-        "score": block.score,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("kb", choices=sorted(KBS))
     parser.add_argument("--uri", required=True)
     parser.add_argument("--collection", required=True)
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--limit", type=int, default=0)
     args = parser.parse_args()
 
-    from langchain_lookup_knowledge.core.models import LookupResult
-    from langchain_lookup_knowledge.judgement.questions import pseudo_questions, read_probes
-    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
-    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
-    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.judgement.rows import lookup_rows
     from langchain_lookup_knowledge.settings import LookupSettings
-    from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
 
-    settings = LookupSettings(
-        milvus_uri=args.uri,
-        collection=args.collection,
-        evidence_decision="similarity",
-        relevance_decision="similarity",
-        record_invocations=False,
-        milvus_timeout_s=120,
-    )
-    runtime = LookupRuntime.configured(settings)
-    graph = build_lookup_graph(runtime=runtime)
-    vocabulary = runtime.vocabulary().vocabulary
-    todo = questions(args.kb)
-    todo += [{"q": q, "kind": "probe", "rel": [], "set": "probes"} for q in read_probes()]
-    texts = stored_texts(runtime.client, runtime.layout)
-    todo += [
-        {"q": q, "kind": "pseudo", "rel": [Path(src).stem], "set": "pseudo"}
-        for src, q in pseudo_questions(texts)
-    ]
-    if args.limit:
-        todo = todo[: args.limit]
+    settings = LookupSettings(milvus_uri=args.uri, collection=args.collection, milvus_timeout_s=120)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
-        for i, item in enumerate(todo):
-            start = time.perf_counter()
-            result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
-            ms = (time.perf_counter() - start) * 1000
-            if result.error is not None:
-                raise SystemExit(f"lookup failed: {result.error.message}")
-            signals = evidence_signals(
-                result.evidence_blocks,
-                item["q"],
-                readable=similarity_readable(settings, item["q"]),
-                vocabulary=vocabulary,
-            )
-            row = item | {
-                "kb": args.kb,
-                "id": i,
-                "ms": round(ms, 1),
-                "blocks": [block_row(b) for b in result.evidence_blocks],
-                "signals": signals.as_dict() if signals is not None else None,
-                "readable": similarity_readable(settings, item["q"]),
-            }
+        for row in lookup_rows(settings, questions(args.kb), kb=args.kb):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            if i % 100 == 0:
-                print(f"{args.kb}: {i}/{len(todo)}", file=sys.stderr)
+            if row["id"] % 100 == 0:
+                print(f"{args.kb}: {row['id']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

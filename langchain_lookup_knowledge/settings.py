@@ -480,6 +480,11 @@ class LookupSettings(BaseSettings):
         "medium_confidence; similarity: the top similarity against high_relevance / "
         "medium_relevance.",
     )
+    judge_model_file: Path | None = Field(
+        default=None,
+        description="A judgement model written by `lookup-knowledge judge fit` (None: the "
+        "shipped one, fitted across six knowledge bases).",
+    )
     evidence_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(),
         description="Logistic weights of the calibrated decision per retrieval family (hybrid; "

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
 from langchain_lookup_knowledge.core.models import EvidenceBlock
@@ -56,15 +57,15 @@ class Judgement:
         )
 
 
-@lru_cache(maxsize=1)
-def typical_profile() -> KbProfile:
-    """The profile lookups read when their knowledge base has none: shipped with the model
-    (the element-wise median of the knowledge bases it was fitted on)."""
+@lru_cache(maxsize=4)
+def typical_profile(path: str | None = None) -> KbProfile:
+    """The profile lookups read when their knowledge base has none: the model file's (``path``;
+    None: the shipped one), the element-wise median of the knowledge bases it was fitted on."""
     import json
-    from importlib import resources
 
-    text = resources.files(__package__).joinpath("judge_model.json").read_text(encoding="utf-8")
-    return KbProfile.from_dict(json.loads(text).get("typical_profile", {}))
+    from langchain_lookup_knowledge.judgement.model import model_text
+
+    return KbProfile.from_dict(json.loads(model_text(path)).get("typical_profile", {}))
 
 
 def judge_signals(
@@ -73,13 +74,14 @@ def judge_signals(
     ranks: Sequence[float | None],
     raws: Sequence[float | None],
     profile: KbProfile | None,
-    model: JudgeModel | None = None,
+    model_file: Path | None = None,
 ) -> Judgement:
     """Score the first blocks' scores (best first) and ``signals`` against ``profile`` (None:
-    the typical profile)."""
-    model = model or JudgeModel.shipped()
+    the typical profile) with the model of ``model_file`` (None: the shipped one)."""
+    model = JudgeModel.configured(model_file)
+    typical = typical_profile(str(model_file) if model_file is not None else None)
     vector = score_vector(signals.family, similarities, ranks, raws, signals.terms)
-    x = judgement_features(vector, signals.as_dict(), profile or typical_profile())  # type: ignore[arg-type]
+    x = judgement_features(vector, signals.as_dict(), profile or typical)  # type: ignore[arg-type]
     group = group_of(signals.family)
     score = model.score_features(group, x)
     found, level = model.decide(score)
@@ -95,7 +97,10 @@ def judge_signals(
 
 
 def judge_blocks(
-    blocks: Sequence[EvidenceBlock], signals: EvidenceSignals, profile: KbProfile | None
+    blocks: Sequence[EvidenceBlock],
+    signals: EvidenceSignals,
+    profile: KbProfile | None,
+    model_file: Path | None = None,
 ) -> Judgement:
     """:func:`judge_signals` of the labelled ``blocks`` (best first)."""
     labels = [b.score_label for b in blocks if b.score_label is not None]
@@ -105,4 +110,5 @@ def judge_blocks(
         [label.rank_score for label in labels],
         [label.raw for label in labels],
         profile,
+        model_file,
     )

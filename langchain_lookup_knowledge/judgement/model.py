@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "GroupModel",
     "JudgeModel",
     "fit_group",
+    "leave_one_out_figures",
     "profile_from_rows",
     "row_vector",
     "thresholds_for",
@@ -146,13 +148,35 @@ class JudgeModel:
     @classmethod
     def shipped(cls) -> JudgeModel:
         """The model shipped with the package (``judge_model.json``)."""
-        return _shipped()
+        return _loaded(None)
+
+    @classmethod
+    def configured(cls, path: Path | None) -> JudgeModel:
+        """The model of ``judge_model_file`` (None: the shipped one), read once per path.
+
+        Raises:
+            ConfigurationError: the file is missing or not a judgement model (named).
+        """
+        return _loaded(str(path) if path is not None else None)
 
 
-@lru_cache(maxsize=1)
-def _shipped() -> JudgeModel:
-    text = resources.files(__package__).joinpath("judge_model.json").read_text(encoding="utf-8")
-    return JudgeModel.from_dict(json.loads(text))
+def model_text(path: str | None) -> str:
+    """The JSON text of the model file at ``path`` (None: the shipped one)."""
+    if path is None:
+        return resources.files(__package__).joinpath("judge_model.json").read_text(encoding="utf-8")
+    return Path(path).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=4)
+def _loaded(path: str | None) -> JudgeModel:
+    from langchain_lookup_knowledge.errors import ConfigurationError
+
+    try:
+        return JudgeModel.from_dict(json.loads(model_text(path)))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigurationError(
+            f"judge_model_file {path}: not a judgement model ({exc})"
+        ) from None
 
 
 def fit_group(rows: Sequence[Mapping[str, Any]], features: Sequence[str], l2: float) -> GroupModel:
@@ -261,3 +285,16 @@ def profile_from_rows(rows: Sequence[Mapping[str, Any]]) -> KbProfile:
     counts = {f"{g}.{k}": len(v) for g, d in values.items() for k, v in d.items()}
     keys = {g: {k: quantiles(v) for k, v in d.items()} for g, d in values.items() if d}
     return KbProfile(keys=keys, counts=counts)
+
+
+def leave_one_out_figures(kb_name: str | None = None) -> dict[str, dict[str, float | None]]:
+    """The shipped model's leave-one-knowledge-base-out figures (rates, from
+    ``judge_model.json``): ``kb_name``'s when it was one of the knowledge bases, and pooled.
+
+    Example:
+        >>> sorted(leave_one_out_figures())
+        ['pooled']
+    """
+    figures = json.loads(model_text(None)).get("leave_one_out", {})
+    names = [n for n in (kb_name, "pooled") if n and n in figures]
+    return {n: dict(figures[n]) for n in names}

@@ -380,7 +380,7 @@ def decide_evidence(
     from langchain_lookup_knowledge.judgement.decide import judge_blocks
 
     profile = vocabulary.profile if vocabulary is not None else None
-    judged = judge_blocks(blocks, signals, profile)
+    judged = judge_blocks(blocks, signals, profile, settings.judge_model_file)
     return replace(decision, score=judged.score, judgement=_trace_of(judged))
 
 
@@ -416,9 +416,9 @@ def _profiled(
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
     profile = vocabulary.profile if vocabulary is not None else None
-    judged = judge_blocks(blocks, signals, profile)
+    judged = judge_blocks(blocks, signals, profile, settings.judge_model_file)
     level: RelevanceLevel = judged.level  # type: ignore[assignment]
-    note = "judgement: " + judged.note(JudgeModel.shipped())
+    note = "judgement: " + judged.note(JudgeModel.configured(settings.judge_model_file))
     if profile is None:
         why = vocabulary.profile_note if vocabulary is not None else "none read"
         note += f"; typical profile ({why or 'no KB profile'})"
