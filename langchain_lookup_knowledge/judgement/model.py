@@ -238,7 +238,8 @@ def thresholds_for(
     high, hits = 1.0, 0
     for n, (s, r) in enumerate(judged, start=1):
         hits += r
-        if n >= 10 and hits / n >= high_precision:
+        tied = n < len(judged) and judged[n][0] == s  # cut only below a run of equal scores
+        if n >= 10 and not tied and hits / n >= high_precision:
             high = s
     return {
         "found": round(found, 6),
