@@ -150,8 +150,8 @@ def score_vector(
     """
     dense = tuple(sorted((_finite(s) for s in similarities[:_VECTOR]), reverse=True))
     fused = tuple(sorted((_finite(r) for r in ranks[:_VECTOR]), reverse=True))
-    bm25: tuple[float, ...] = ()
-    if group_of(family) == "bm25":
+    bm25: tuple[float, ...] = ()  # a lexical lookup's raw scores are no BM25 score: none
+    if family == "sparse":
         per_term = (abs(_finite(r)) / max(terms, 1) for r in raws[:_VECTOR])
         bm25 = tuple(sorted(per_term, reverse=True))
     return ScoreVector(family=family, dense=dense, fused=fused, bm25=bm25)

@@ -87,13 +87,20 @@ def profile_rows(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["kind"] == "probe" and r["q"] in probes] + pseudo
 
 
+def profile_of(rows: list[dict]) -> KbProfile:
+    """A knowledge base's profile: its measured ``profile`` row, else made of its probe and
+    pseudo-question lookups."""
+    measured = [r["profile"] for r in rows if r["kind"] == "profile"]
+    return KbProfile.from_dict(measured[-1]) if measured else profile_from_rows(profile_rows(rows))
+
+
 def prepared(by_kb: dict[str, list[dict]]) -> list[dict]:
     """Judged rows with their features (read against their own KB's profile)."""
     out = []
     for kb, rows in by_kb.items():
-        profile = profile_from_rows(profile_rows(rows))
+        profile = profile_of(rows)
         for row in rows:
-            if row["kind"] in ("probe", "pseudo"):
+            if row["kind"] in ("probe", "pseudo", "profile"):
                 continue
             item = {"kb": kb, "row": row} | label(row)
             vector = row_vector(row)
@@ -121,9 +128,7 @@ def auroc(pos: list[float], neg: list[float]) -> float | None:
     return wins / (len(pos) * len(neg))
 
 
-def decide_rows(
-    items: list[dict], decide: Callable[[dict], tuple[float, bool, str]]
-) -> list[dict]:
+def decide_rows(items: list[dict], decide: Callable[[dict], tuple[float, bool, str]]) -> list[dict]:
     """``items`` with each one's ``score``, ``found`` and ``level`` by ``decide``."""
     return [it | dict(zip(("score", "found", "level"), decide(it), strict=True)) for it in items]
 
@@ -249,9 +254,7 @@ def model_data(
         return out
 
     return model.to_dict() | {
-        "typical_profile": typical(
-            [profile_from_rows(profile_rows(r)) for r in by_kb.values()]
-        ).to_dict(),
+        "typical_profile": typical([profile_of(r) for r in by_kb.values()]).to_dict(),
         "fitted_on": {kb: len(r) for kb, r in sorted(by_kb.items())},
         "leave_one_out": {k: as_rates(v) for k, v in figures.items()},
     }

@@ -33,6 +33,7 @@ PSEUDO_QUESTIONS = 32
 """Pseudo-questions per knowledge base (one per document, up to this many)."""
 PROBES = 48
 """Off-topic probes per knowledge base: an even sample of the shipped ones (both languages)."""
+_DEPTH = 20  # hits per profiling search: the first one, and the first of another document
 
 
 def block_row(block: EvidenceBlock) -> dict[str, Any]:
@@ -75,50 +76,140 @@ def measure_profile(
     pseudo: int = PSEUDO_QUESTIONS,
     probes: int = PROBES,
 ) -> KbProfile:
-    """Look up the profiling questions in the collection of ``settings`` and make its profile.
+    """Search the profiling questions in the collection of ``settings`` and make its profile.
 
-    Raises what a lookup raises when the store cannot be read.
+    The key scores are those a lookup's blocks give (:meth:`~.features.ScoreVector.key`),
+    read straight from one batched dense search (questions the embedder reads) and one batched
+    BM25 search (the others, on a Chinese collection), the questions embedded in one batch: a
+    fraction of an ingest's time. A candidate below ``min_evidence_similarity`` is no block,
+    as in a lookup.
     """
-    from langchain_lookup_knowledge.core.models import LookupResult
-    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
-    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
 
-    quiet = settings.model_copy(
-        update={
-            "evidence_decision": "similarity",
-            "relevance_decision": "similarity",
-            "record_invocations": False,
-            "sidecar_enabled": False,
-            "query_cache_size": max(settings.query_cache_size, pseudo + probes + 8),
-        }
-    )
-    runtime = LookupRuntime(quiet, embeddings=embeddings)
-    graph = build_lookup_graph(runtime=runtime, trace_policy=False)
-    vocabulary = runtime.vocabulary().vocabulary
-    questions = profile_questions(
-        stored_texts(runtime.client, runtime.layout), pseudo=pseudo, probes=probes
-    )
+    runtime = LookupRuntime(settings, embeddings=embeddings)
+    client, layout = runtime.client, runtime.layout
+    questions = profile_questions(stored_texts(client, layout), pseudo=pseudo, probes=probes)
     runtime.embeddings.prime([q["q"] for q in questions])  # one batch, not one call each
-    rows = []
-    for question in questions:
-        result = LookupResult.model_validate(graph.invoke({"query": question["q"]})["result"])
-        if result.error is not None:
-            raise RuntimeError(result.error.message)
-        readable = similarity_readable(quiet, question["q"])
-        signals = evidence_signals(
-            result.evidence_blocks, question["q"], readable=readable, vocabulary=vocabulary
+    vectors = [runtime.embeddings.embed_query(q["q"]) for q in questions]
+    rows: list[dict[str, Any]] = []
+    searches = _searches(settings, layout, questions)
+    for family, picked in searches.items():
+        if not picked:
+            continue
+        hits = _search(
+            client,
+            layout,
+            settings,
+            family,
+            [questions[i] for i in picked],
+            [vectors[i] for i in picked],
         )
-        rows.append(
-            question
-            | {
-                "blocks": [block_row(b) for b in result.evidence_blocks],
-                "signals": signals.as_dict() if signals is not None else None,
-                "readable": readable,
-            }
-        )
+        for i, found in zip(picked, hits, strict=True):
+            rows.append(
+                questions[i]
+                | {
+                    "signals": {"family": family, "terms": _terms(questions[i]["q"])},
+                    "blocks": found,
+                    "readable": family != "sparse",
+                }
+            )
+    for i in searches.get("", []):
+        rows.append(questions[i] | {"signals": None, "blocks": [], "readable": False})
     return profile_from_rows(rows)
+
+
+def _terms(text: str) -> int:
+    from langchain_lookup_knowledge.pipeline.rerank import query_terms
+
+    return len(query_terms(text))
+
+
+def _searches(
+    settings: LookupSettings, layout: Any, questions: list[dict[str, Any]]
+) -> dict[str, list[int]]:
+    """Question indexes by the family their lookup takes: ``hybrid`` (the embedder reads them:
+    a dense search gives their key score), ``sparse`` (BM25 alone), ``""`` (neither: a key
+    score of 0, as a lookup without a BM25 field on a question the embedder cannot read)."""
+    from langchain_lookup_knowledge.pipeline.decision import similarity_readable
+    from langchain_lookup_knowledge.pipeline.plan import retrieval_mode_for
+
+    out: dict[str, list[int]] = {"hybrid": [], "sparse": [], "": []}
+    for i, question in enumerate(questions):
+        text = question["q"]
+        mode = retrieval_mode_for(settings, text, bm25_analyzer=layout.analyzer)
+        if mode == "sparse" and layout.has_bm25:
+            out["sparse"].append(i)
+        elif similarity_readable(settings, text):
+            out["hybrid"].append(i)
+        else:
+            out[""].append(i)
+    return out
+
+
+def _search(
+    client: Any,
+    layout: Any,
+    settings: LookupSettings,
+    family: str,
+    questions: list[dict[str, Any]],
+    vectors: list[list[float]],
+) -> list[list[dict[str, Any]]]:
+    """Per question, its hits as rows' blocks (``src``, ``sim``, ``raw``), floor applied."""
+    from langchain_lookup_knowledge.retrieval.request import SearchRequest
+    from langchain_lookup_knowledge.retrieval.scores import cosine_to, dense_similarity
+    from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS
+    from langchain_lookup_knowledge.store.catalog_store import source_of_chunk_key
+    from langchain_lookup_knowledge.store.schema import dense_search_params
+
+    if family == "sparse":
+        data: list[Any] = [
+            SearchRequest.configured(
+                settings,
+                query_text=q["q"],
+                query_vector=[],
+                expr=None,
+                k=_DEPTH,
+                retrieval_mode="sparse",
+                row_count=layout.row_count,
+                lexical=layout.lexical_form,
+            ).bm25_text
+            for q in questions
+        ]
+        field, params = layout.sparse_field, SPARSE_SEARCH_PARAMS
+    else:
+        data, field, params = vectors, layout.vector_field, dense_search_params(layout, settings)
+    outputs = [layout.id_field] + ([layout.vector_field] if family == "sparse" else [])
+    results = client.search(
+        layout.name,
+        data=data,
+        anns_field=field,
+        search_params=params,
+        limit=_DEPTH,
+        output_fields=outputs,
+        timeout=settings.milvus_timeout_s,
+    )
+    out = []
+    for vector, hits in zip(vectors, results, strict=True):
+        if family == "sparse":
+            sims = cosine_to(vector, [h["entity"][layout.vector_field] for h in hits])
+        else:
+            sims = [dense_similarity(layout.metric_type, float(h["distance"])) for h in hits]
+        out.append(
+            [
+                {
+                    "src": PurePosixPath(
+                        source_of_chunk_key(str(h["entity"].get(layout.id_field, h.get("id"))))
+                    ).stem,
+                    "sim": sim,
+                    "raw": float(h["distance"]),
+                    "rank": None,
+                }
+                for h, sim in zip(hits, sims, strict=True)
+                if sim >= settings.min_evidence_similarity
+            ]
+        )
+    return out
 
 
 def refresh_profile(

@@ -15,7 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from langchain_lookup_knowledge.judgement.profile import block_row, profile_questions
+from langchain_lookup_knowledge.judgement.profile import (
+    PROBES,
+    PSEUDO_QUESTIONS,
+    block_row,
+    measure_profile,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = ["lookup_rows"]
@@ -27,17 +32,16 @@ def lookup_rows(
     *,
     kb: str,
     profile: bool = True,
-    pseudo: int = 60,
-    probes: int = 1000,
+    pseudo: int = PSEUDO_QUESTIONS,
+    probes: int = PROBES,
 ) -> Iterator[dict[str, Any]]:
-    """One row per question of ``questions`` and (``profile``) per profiling question of the
-    collection (``pseudo`` pseudo-questions, ``probes`` probes at most)."""
+    """One row per question of ``questions`` and (``profile``) first the collection's profile,
+    measured as ``ingest`` measures it (``{"kind": "profile", "profile": {...}}``)."""
     from langchain_lookup_knowledge.core.models import LookupResult
     from langchain_lookup_knowledge.errors import RetrievalUnavailableError
     from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-    from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
 
     quiet = settings.model_copy(
         update={
@@ -51,8 +55,8 @@ def lookup_rows(
     vocabulary = runtime.vocabulary().vocabulary
     todo = list(questions)
     if profile:
-        texts = stored_texts(runtime.client, runtime.layout)
-        todo += profile_questions(texts, pseudo=pseudo, probes=probes)
+        measured = measure_profile(settings, pseudo=pseudo, probes=probes)
+        yield {"kind": "profile", "kb": kb, "profile": measured.to_dict()}
     for number, item in enumerate(todo):
         result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
         if result.error is not None:
