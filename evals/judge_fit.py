@@ -72,6 +72,7 @@ def main() -> None:
     parser.add_argument("--max-right-low", type=float, default=0.03)
     parser.add_argument("--high-precision", type=float, default=0.93)
     parser.add_argument("--right-only", action="store_true")
+    parser.add_argument("--hand-weight", type=float, default=1.0)
     parser.add_argument("--write", type=Path)
     parser.add_argument(
         "--features", type=lambda v: tuple(v.split(",")), default=FEATURES, help="comma list"
@@ -87,6 +88,7 @@ def main() -> None:
         max_right_low=args.max_right_low,
         high_precision=args.high_precision,
         right_only=args.right_only,
+        hand_weight=args.hand_weight,
     )
     by_kb = read(args.rows)
     items = prepared(by_kb)
@@ -97,6 +99,17 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
     if args.write:
         data = model_data(items, by_kb, options, figures)
+        # named as question files and `eval queries --kb-name` name them
+        labels = {
+            "rben": "runbooks_en",
+            "rbzh": "runbooks_zh",
+            "apen": "apisix_en",
+            "apzh": "apisix_zh",
+            "tidb": "tidb_zh",
+            "sf": "scifact",
+        }
+        data["leave_one_out"] = {labels.get(k, k): v for k, v in data["leave_one_out"].items()}
+        data["fitted_on"] = {labels.get(k, k): v for k, v in data["fitted_on"].items()}
         args.write.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         print("thresholds (all KBs):", data["thresholds"])
 

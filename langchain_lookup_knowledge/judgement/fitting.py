@@ -52,6 +52,7 @@ class FitOptions:
     max_right_low: float = 0.03
     high_precision: float = 0.93
     right_only: bool = False
+    hand_weight: float = 1.0  # a written out-of-scope question's weight beside a cross one
 
 
 OOS_KINDS = ("near", "unrelated", "cross")
@@ -190,6 +191,10 @@ def fit(items: list[dict], args: FitOptions) -> JudgeModel:
         rows = [i for i in items if i.get("group") == group and (i["in"] or i["oos"])]
         if args.right_only:
             rows = [i for i in rows if i["right1"] or i["oos"]]
+        rows = [
+            i | {"weight": args.hand_weight if i["row"]["kind"] in ("near", "unrelated") else 1.0}
+            for i in rows
+        ]
         groups[group] = fit_group(rows, args.features, l2=args.l2)
     model = JudgeModel(groups=groups, thresholds={})
     scored = [(i, model.score_features(i["group"], i["x"])) for i in items if "x" in i]

@@ -181,8 +181,8 @@ def _loaded(path: str | None) -> JudgeModel:
 
 def fit_group(rows: Sequence[Mapping[str, Any]], features: Sequence[str], l2: float) -> GroupModel:
     """An L2-regularised logistic regression of ``right1`` on ``features`` of ``rows`` (each
-    with ``x``, ``right1`` and ``kb``), every knowledge base weighing the same and, within it,
-    the answered and the unanswered the same."""
+    with ``x``, ``right1`` and ``kb``, optionally a relative ``weight``), every knowledge base
+    weighing the same and, within it, the answered and the unanswered the same."""
     x = np.array([[float(r["x"].get(f, 0.0)) for f in features] for r in rows], dtype=float)
     y = np.array([1.0 if r["right1"] else 0.0 for r in rows])
     kbs = [str(r["kb"]) for r in rows]
@@ -191,7 +191,8 @@ def fit_group(rows: Sequence[Mapping[str, Any]], features: Sequence[str], l2: fl
         for value in (0.0, 1.0):
             mask = np.array([k == kb for k in kbs]) & (y == value)
             if mask.any():
-                w[mask] = 1.0 / mask.sum()
+                own = np.array([float(r.get("weight", 1.0)) for r in rows])[mask]
+                w[mask] = own / own.sum()
     w *= len(rows) / w.sum()
     mean = x.mean(axis=0)
     std = x.std(axis=0)

@@ -106,3 +106,33 @@ def test_the_gap_list_holds_the_out_of_scope_questions_and_none_answered_right(
     listed = {g.text for g in gap_questions(create_engine(url), RecordFilter(period)).questions}
     assert listed >= set(OUT_OF_SCOPE)
     assert not listed & set(answered), sorted(listed & set(answered))
+
+
+def test_judge_fit_writes_a_model_that_lookups_then_use(kb_settings, real_embeddings, tmp_path):
+    from langchain_lookup_knowledge.cli import main
+    from langchain_lookup_knowledge.judgement.rows import lookup_rows
+
+    questions = [
+        {"q": item["q"], "kind": "in", "rel": item["rel"]}
+        for item in map(json.loads, SAMPLE_QUESTIONS.read_text(encoding="utf-8").splitlines())
+    ] + [{"q": q, "kind": "unrelated", "rel": []} for q in OUT_OF_SCOPE]
+    rows = list(lookup_rows(kb_settings, questions, kb="a"))
+    assert rows[0]["kind"] == "profile"
+    assert len(rows) == len(questions) + 1
+    files = []
+    for kb in ("a", "b"):  # the same lookups as two knowledge bases: enough to run the fit
+        path = tmp_path / f"{kb}.jsonl"
+        path.write_text(
+            "".join(json.dumps(r | {"kb": kb}, ensure_ascii=False) + "\n" for r in rows),
+            encoding="utf-8",
+        )
+        files.append(str(path))
+    model_file = tmp_path / "model.json"
+    assert main(["judge", "fit", *files, "--out", str(model_file)]) == 0
+    model = JudgeModel.configured(model_file)
+    assert model.thresholds["found"] <= model.thresholds["high"]
+    settings = kb_settings.model_copy(update={"judge_model_file": model_file})
+    tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings)
+    result = tool.invoke(call(questions[0]["q"])).artifact
+    assert (result["found"], result["relevanceLevel"]) == model.decide(result["relevanceScore"])
+    assert main(["judge", "fit", files[0], "--out", str(model_file)]) == 2  # one KB: refused
