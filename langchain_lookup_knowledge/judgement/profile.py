@@ -94,7 +94,8 @@ def measure_profile(
     vectors = [runtime.embeddings.embed_query(q["q"]) for q in questions]
     rows: list[dict[str, Any]] = []
     searches = _searches(settings, layout, questions)
-    for family, picked in searches.items():
+    for family in ("hybrid", "sparse"):
+        picked = searches[family]
         if not picked:
             continue
         hits = _search(
