@@ -32,6 +32,7 @@ from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
+from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.errors import (
     ConfigurationError,
     LookupKnowledgeError,
@@ -420,7 +421,10 @@ def _ingest(
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
     if scope is not None:
         _check_one_root(known, scope, settings)
-    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
+    # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
+    embedder = options.embeddings or build_embeddings(settings)
+    window = window_of(embedder, settings.embedding_max_tokens)
+    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name)
     # The catalog is not proof: what is really stored is checked against it, per document.
     has_chunks = client.has_collection(settings.collection)
     stored: dict[str, set[str]] = {}
@@ -468,7 +472,6 @@ def _ingest(
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
-        embedder = options.embeddings or build_embeddings(settings)
         probe = embedder.embed_query(PROBE_TEXT)
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
@@ -482,7 +485,7 @@ def _ingest(
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         planned = [
-            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap))
+            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window))
             for doc in changed
         ]
         chunk_total = sum(len(chunks) for _, chunks in planned)
@@ -674,6 +677,7 @@ def _write_documents(
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
+    window = window_of(embedder, settings.embedding_max_tokens)
     root = scope.root if scope is not None else ""
     namespace = scope.namespace if scope is not None else ""
 
@@ -681,7 +685,7 @@ def _write_documents(
         nonlocal group_chunks
         if not group:
             return
-        texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
+        texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
         vectors = _embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]

@@ -389,6 +389,13 @@ class LookupSettings(BaseSettings):
     )
     openai_model: str = Field(default="text-embedding-3-small", description="OpenAI model.")
     openai_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL.")
+    openai_max_tokens: int = Field(
+        default=8191,
+        ge=16,
+        le=1_000_000,
+        description="The OpenAI-compatible embedder's input window (tokens): chunks are sized to "
+        "fit it, counted with tiktoken when it is installed, else estimated conservatively.",
+    )
     openai_api_key: SecretStr | None = Field(default=None, description="OpenAI API key.")
     openai_dimensions: int | None = Field(default=None, description="Requested dimensions.")
     embedding_timeout_s: Seconds = Field(default=30.0, description="Embedding call timeout.")
@@ -592,10 +599,15 @@ class LookupSettings(BaseSettings):
     chunk_size: int = Field(
         default=1000,
         ge=200,
-        description="Max chunk size (characters). 1000 keeps most chunks within the default "
-        "embedder's 256-token window (at 1200 a third of them lost their tail).",
+        description="Max chunk size (characters); a chunk also fits, with the header the dense "
+        "model reads, the embedder's window counted with its tokenizer (a code block may "
+        "exceed this size when it fits the window).",
     )
-    chunk_overlap: int = Field(default=150, ge=0, description="Overlap between split chunks.")
+    chunk_overlap: int = Field(
+        default=150,
+        ge=0,
+        description="Overlap between split chunks (characters, whole sentences only).",
+    )
     max_file_bytes: int = Field(default=2_000_000, ge=1, description="Larger files are skipped.")
     insert_batch_size: int = Field(default=256, ge=1, description="Rows per Milvus insert.")
 

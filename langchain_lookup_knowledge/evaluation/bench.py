@@ -299,21 +299,24 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
     """``ingest_folder`` vs ``Milvus.from_documents`` on the same chunks and embedder."""
     from langchain_milvus import Milvus
 
+    from langchain_lookup_knowledge.embeddings.window import window_of
     from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
     from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
     from langchain_lookup_knowledge.store.connection import connection_args, open_client
 
+    window = window_of(embedder, settings.embedding_max_tokens)
     docs: list[Document] = []
     ids: list[str] = []
     for file in iter_markdown_files(kb):
         doc = load_document(file, kb, settings.max_file_bytes)
         if isinstance(doc, KnowledgeDocument):
-            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
+            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window):
                 docs.append(
                     Document(
-                        page_content=embedding_text(chunk, doc), metadata={"source": chunk.source}
+                        page_content=embedding_text(chunk, doc, window),
+                        metadata={"source": chunk.source},
                     )
                 )
                 ids.append(chunk.evidence_key)

@@ -22,7 +22,7 @@ from pymilvus import MilvusClient
 from langchain_lookup_knowledge.errors import LiteDatabaseLockedError, StoreUnavailableError
 from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.serve import lite_locked_message
+from langchain_lookup_knowledge.store.lite_lock import lite_locked_message
 
 logger = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
+from langchain_lookup_knowledge.store.lite_lock import DEFAULT_PORT, lite_locked_message
 
-DEFAULT_PORT = 19530
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE_S = 5.0
 
@@ -39,26 +39,6 @@ def check_loopback(host: str) -> str:
         )
         raise ConfigurationError(msg)
     return host
-
-
-def lite_locked_message(path: Path | str) -> str:
-    """What a process that finds the Lite file ``path`` open elsewhere is told: why, and the fix.
-
-    Example:
-        >>> print(lite_locked_message("/kb/milvus.db"))  # doctest: +NORMALIZE_WHITESPACE
-        Milvus Lite database /kb/milvus.db is locked by another process (one process at a time
-        may open a Lite file): share it by serving it, `lookup-knowledge serve --uri
-        /kb/milvus.db` (once the other process stops, unless it is that server), and point
-        every process at the URI it prints (--uri http://127.0.0.1:19530 or
-        LOOKUP_KNOWLEDGE_MILVUS_URI)
-    """
-    return (
-        f"Milvus Lite database {path} is locked by another process (one process at a time may "
-        "open a Lite file): share it by serving it, `lookup-knowledge serve --uri "
-        f"{path}` (once the other process stops, unless it is that server), and point every "
-        f"process at the URI it prints (--uri http://127.0.0.1:{DEFAULT_PORT} or "
-        "LOOKUP_KNOWLEDGE_MILVUS_URI)"
-    )
 
 
 @dataclass
