@@ -38,7 +38,7 @@ from langchain_lookup_knowledge.judgement.model import (
 )
 
 
-def baseline(items: list[dict]) -> None:
+def baseline(items: list[dict]) -> dict:
     def signals(it: dict) -> EvidenceSignals | None:
         s = it["row"]["signals"]
         return None if s is None else EvidenceSignals(**s)
@@ -59,8 +59,12 @@ def baseline(items: list[dict]) -> None:
         c = confidence(s, DEFAULT_RELEVANCE_MODEL)
         return f, found, "high" if c >= 0.7588 else "medium" if c >= 0.3175 else "low"
 
-    table(decide_rows(items, default), "today's default (similarity found, relevance_model level)")
-    table(decide_rows(items, calibrated), "opt-in evidence_decision=calibrated")
+    return {
+        "similarity": table(
+            decide_rows(items, default), "evidence_decision=similarity, relevance_model level"
+        ),
+        "calibrated": table(decide_rows(items, calibrated), "evidence_decision=calibrated"),
+    }
 
 
 def main() -> None:
@@ -92,11 +96,11 @@ def main() -> None:
     )
     by_kb = read(args.rows)
     items = prepared(by_kb)
-    if args.baseline:
-        baseline(items)
+    baselines = baseline(items) if args.baseline else {}
     figures, _ = leave_one_out(items, options)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
+        out = {"profiled": figures, **baselines}
+        args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
     if args.write:
         data = model_data(items, by_kb, options, figures)
         # named as question files and `eval queries --kb-name` name them
