@@ -97,7 +97,7 @@ def main() -> None:
     with args.out.open("w", encoding="utf-8") as f:
         for row in lookup_rows(settings, questions(args.kb), kb=args.kb):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            if row["id"] % 100 == 0:
+            if row.get("id", 1) % 100 == 0:
                 print(f"{args.kb}: {row['id']}", file=sys.stderr)
 
 
