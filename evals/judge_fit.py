@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
 
 from langchain_lookup_knowledge.core.evidence_model import (
@@ -27,6 +28,8 @@ from langchain_lookup_knowledge.core.evidence_model import (
 from langchain_lookup_knowledge.judgement.fitting import (
     FitOptions,
     decide_rows,
+    fit,
+    judged,
     leave_one_out,
     model_data,
     prepared,
@@ -79,6 +82,13 @@ def main() -> None:
     parser.add_argument("--hand-weight", type=float, default=1.0)
     parser.add_argument("--write", type=Path)
     parser.add_argument(
+        "--judge",
+        nargs="*",
+        default=[],
+        help="rows of a knowledge base (e.g. re-ingested with other chunks) judged by the model "
+        "fitted on the other knowledge bases' rows",
+    )
+    parser.add_argument(
         "--features", type=lambda v: tuple(v.split(",")), default=FEATURES, help="comma list"
     )
     parser.add_argument("--drop", default="", help="comma list of features left out")
@@ -96,6 +106,18 @@ def main() -> None:
     )
     by_kb = read(args.rows)
     items = prepared(by_kb)
+    if args.judge:
+        judged_items = prepared(read(args.judge))
+        decided = []
+        for kb in sorted({i["kb"] for i in judged_items}):
+            model = fit([i for i in items if i["kb"] != kb], options)
+            decided += decide_rows(
+                [i for i in judged_items if i["kb"] == kb], partial(judged, model)
+            )
+        table(decided, "judged rows, model fitted on the other knowledge bases")
+        if args.baseline:
+            baseline(judged_items)
+        return
     baselines = baseline(items) if args.baseline else {}
     figures, _ = leave_one_out(items, options)
     if args.json:
