@@ -32,7 +32,7 @@ from langchain_lookup_knowledge.judgement.features import (
 )
 from langchain_lookup_knowledge.judgement.model import JudgeModel
 
-__all__ = ["Judgement", "judge_blocks", "judge_signals", "typical_profile"]
+__all__ = ["Judgement", "judge_blocks", "judge_signals", "lexical_score", "typical_profile"]
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,11 @@ def judge_signals(
     x = judgement_features(vector, signals.as_dict(), profile or typical)  # type: ignore[arg-type]
     group = group_of(signals.family)
     score = model.score_features(group, x)
+    if signals.family == "lexical":
+        group, score = "lexical", lexical_score(signals, model)
     found, level = model.decide(score)
-    shown = {k: round(v, 3) for k, v in x.items() if k in model.groups[group].features}
+    weighed = model.groups.get(group_of(signals.family)) or model.groups["dense"]
+    shown = {k: round(v, 3) for k, v in x.items() if k in weighed.features}
     return Judgement(
         score=round(score, 4),
         found=found,
@@ -94,6 +97,20 @@ def judge_signals(
         profile="kb" if profile is not None else "typical",
         features=shown,
     )
+
+
+def lexical_score(signals: EvidenceSignals, model: JudgeModel) -> float:
+    """A lexical lookup (a question the embedder cannot read, on a collection whose BM25
+    analyzer does not read its language either) has no score the judgement can read, and no
+    such lookup answered in scope was in its fit: its score is the calibrated evidence model's
+    confidence in its term coverage and vocabulary, 0 when the first block holds no question
+    term, and never ``high`` (nothing but term overlap vouches for it)."""
+    from langchain_lookup_knowledge.core.evidence_model import DEFAULT_EVIDENCE_MODEL, confidence
+
+    if signals.coverage == 0:
+        return 0.0
+    ceiling = model.thresholds.get("high", 1.0) - 1e-3
+    return min(confidence(signals, DEFAULT_EVIDENCE_MODEL), ceiling)
 
 
 def judge_blocks(

@@ -226,6 +226,12 @@ def judged(model: JudgeModel, it: dict) -> tuple[float, bool, str]:
     if "x" not in it:
         return 0.0, False, "low"
     score = model.score_features(it["group"], it["x"])
+    signals = it["row"]["signals"]
+    if signals["family"] == "lexical":  # as a lookup scores it (judgement.decide)
+        from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
+        from langchain_lookup_knowledge.judgement.decide import lexical_score
+
+        score = lexical_score(EvidenceSignals(**signals), model)
     found, level = model.decide(score)
     return score, found, level
 
