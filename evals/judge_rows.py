@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
 
-    from langchain_lookup_knowledge.judgement.rows import lookup_rows
+    from langchain_lookup_knowledge.profiling import lookup_rows
     from langchain_lookup_knowledge.settings import LookupSettings
 
     settings = LookupSettings(milvus_uri=args.uri, collection=args.collection, milvus_timeout_s=120)

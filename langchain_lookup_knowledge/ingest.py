@@ -38,7 +38,6 @@ from langchain_lookup_knowledge.errors import (
     LookupKnowledgeError,
     StoreUnavailableError,
 )
-from langchain_lookup_knowledge.judgement.profile import refresh_profile
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -55,6 +54,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
+from langchain_lookup_knowledge.profiling import refresh_profile
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (

@@ -64,7 +64,7 @@ def read_judged_questions(paths: list[str], kb_name: str | None) -> list[dict[st
 
 
 def _rows(args: argparse.Namespace) -> int:
-    from langchain_lookup_knowledge.judgement.rows import lookup_rows
+    from langchain_lookup_knowledge.profiling import lookup_rows
 
     settings = settings_from_args(args)
     questions = read_judged_questions(args.files, args.kb_name)

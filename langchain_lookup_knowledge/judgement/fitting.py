@@ -25,16 +25,19 @@ from typing import Any
 
 import numpy as np
 
-from langchain_lookup_knowledge.judgement.features import KbProfile, judgement_features
+from langchain_lookup_knowledge.judgement.features import (
+    KbProfile,
+    judgement_features,
+    profile_from_rows,
+    row_vector,
+)
 from langchain_lookup_knowledge.judgement.model import (
     FEATURES,
     JudgeModel,
     fit_group,
-    profile_from_rows,
-    row_vector,
     thresholds_for,
 )
-from langchain_lookup_knowledge.judgement.profile import PSEUDO_QUESTIONS, profile_questions
+from langchain_lookup_knowledge.judgement.questions import PSEUDO_QUESTIONS, profile_questions
 
 __all__ = ["FitOptions", "fit", "leave_one_out", "model_data", "prepared", "read", "table"]
 

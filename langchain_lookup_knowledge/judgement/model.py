@@ -26,22 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from langchain_lookup_knowledge.judgement.features import (
-    KbProfile,
-    ScoreVector,
-    group_of,
-    quantiles,
-    score_vector,
-)
-
 __all__ = [
     "FEATURES",
     "GroupModel",
     "JudgeModel",
     "fit_group",
     "leave_one_out_figures",
-    "profile_from_rows",
-    "row_vector",
     "thresholds_for",
 ]
 
@@ -247,46 +237,6 @@ def thresholds_for(
         "medium": round(medium, 6),
         "high": round(max(high, medium), 6),
     }
-
-
-def row_vector(
-    row: Mapping[str, Any], *, leave_out: str | None = None
-) -> tuple[str, ScoreVector] | None:
-    """``(group, vector)`` of an evaluation row's blocks (``leave_out``: a source stem whose
-    blocks are dropped first); None without blocks or signals."""
-    signals = row.get("signals")
-    blocks = [b for b in row.get("blocks", []) if b.get("src") != leave_out]
-    if not signals or not blocks:
-        return None
-    family = str(signals["family"])
-    vector = score_vector(
-        family,
-        [b.get("sim") for b in blocks],
-        [b.get("rank") for b in blocks],
-        [b.get("raw") for b in blocks],
-        int(signals.get("terms", 0) or 0),
-    )
-    return group_of(family), vector
-
-
-def profile_from_rows(rows: Sequence[Mapping[str, Any]]) -> KbProfile:
-    """A :class:`KbProfile` of a knowledge base's ``probe`` and ``pseudo`` rows (a lookup
-    without blocks counts as key score 0)."""
-    values: dict[str, dict[str, list[float]]] = {"dense": {}, "bm25": {}}
-    for row in rows:
-        kinds = {"probe": ("probe",), "pseudo": ("own", "out")}.get(str(row.get("kind")), ())
-        for kind in kinds:
-            leave = row["rel"][0] if kind == "out" else None
-            got = row_vector(row, leave_out=leave)
-            if got is None:
-                group = "dense" if row.get("readable", True) else "bm25"
-                values[group].setdefault(kind, []).append(0.0)
-                continue
-            key, top = got[1].key()
-            values[key].setdefault(kind, []).append(top)
-    counts = {f"{g}.{k}": len(v) for g, d in values.items() for k, v in d.items()}
-    keys = {g: {k: quantiles(v) for k, v in d.items()} for g, d in values.items() if d}
-    return KbProfile(keys=keys, counts=counts)
 
 
 def leave_one_out_figures(kb_name: str | None = None) -> dict[str, dict[str, float | None]]:

@@ -20,9 +20,15 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
 
-__all__ = ["pseudo_questions", "read_probes"]
+__all__ = ["PROBES", "PSEUDO_QUESTIONS", "profile_questions", "pseudo_questions", "read_probes"]
 
+PSEUDO_QUESTIONS = 32
+"""Pseudo-questions per knowledge base (one per document, up to this many)."""
+PROBES = 48
+"""Off-topic probes per knowledge base: an even sample of the shipped ones (both languages)."""
 _LATIN_WORDS = (5, 14)  # a pseudo-question's length in Latin words
 _CJK_CHARS = (8, 30)  # ... or in CJK characters
 _SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；：])\s*")
@@ -91,3 +97,24 @@ def pseudo_questions(texts: Sequence[tuple[str, str]], limit: int = 60) -> list[
         if len(out) >= limit:
             break
     return out
+
+
+def profile_questions(
+    texts: list[tuple[str, str]], *, pseudo: int = PSEUDO_QUESTIONS, probes: int = PROBES
+) -> list[dict[str, Any]]:
+    """The profiling questions of a knowledge base of ``texts`` (``(source, chunk text)``):
+    ``{"q", "kind", "rel"}`` with ``kind`` ``pseudo`` (``rel``: its document) or ``probe``.
+
+    Example:
+        >>> qs = profile_questions([("a.md", "The node disk is almost full on this host.")])
+        >>> [q["kind"] for q in qs].count("pseudo"), [q["kind"] for q in qs].count("probe")
+        (1, 48)
+    """
+    shipped = read_probes()
+    step = max(1, len(shipped) // probes) if probes else 0
+    chosen = list(shipped[::step][:probes]) if probes else []
+    out = [
+        {"q": q, "kind": "pseudo", "rel": [PurePosixPath(src).stem]}
+        for src, q in pseudo_questions(texts, limit=pseudo)
+    ]
+    return out + [{"q": q, "kind": "probe", "rel": []} for q in chosen]

@@ -17,7 +17,7 @@ from langchain_lookup_knowledge import create_lookup_knowledge_tool
 from langchain_lookup_knowledge.cli.info import collection_info
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.judgement.model import JudgeModel
-from langchain_lookup_knowledge.judgement.profile import PROBES
+from langchain_lookup_knowledge.judgement.questions import PROBES
 from langchain_lookup_knowledge.records.gaps import gap_questions
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.scope import RecordFilter
@@ -110,7 +110,7 @@ def test_the_gap_list_holds_the_out_of_scope_questions_and_none_answered_right(
 
 def test_judge_fit_writes_a_model_that_lookups_then_use(kb_settings, real_embeddings, tmp_path):
     from langchain_lookup_knowledge.cli import main
-    from langchain_lookup_knowledge.judgement.rows import lookup_rows
+    from langchain_lookup_knowledge.profiling import lookup_rows
 
     questions = [
         {"q": item["q"], "kind": "in", "rel": item["rel"]}

@@ -12,8 +12,12 @@ from langchain_lookup_knowledge.judgement.features import (
     score_vector,
 )
 from langchain_lookup_knowledge.judgement.model import JudgeModel, thresholds_for
-from langchain_lookup_knowledge.judgement.profile import PROBES, profile_questions
-from langchain_lookup_knowledge.judgement.questions import pseudo_questions, read_probes
+from langchain_lookup_knowledge.judgement.questions import (
+    PROBES,
+    profile_questions,
+    pseudo_questions,
+    read_probes,
+)
 
 PROFILE = KbProfile(
     keys={"dense": {"probe": [0.1, 0.2, 0.3], "own": [0.6, 0.7, 0.8], "out": [0.4, 0.5, 0.6]}}

@@ -1,25 +1,31 @@
-"""Measure a knowledge base's profile: what its own questions and off-topic probes score.
+"""Measure a knowledge base's judgement profile at ingest, and the rows a refit reads.
 
-At ingest, :func:`measure_profile` looks up the knowledge base's pseudo-questions
-(:func:`~.questions.pseudo_questions`) and a sample of the shipped off-topic probes through the
-same lookup pipeline as the agent's (every block kept), embedding all of them in one batch
-first; :func:`~.model.profile_from_rows` turns the lookups into the :class:`~.features.KbProfile`
-stored beside the KB vocabulary (:mod:`langchain_lookup_knowledge.store.profile_store`).
+:func:`measure_profile` searches the knowledge base's pseudo-questions and a sample of the
+shipped off-topic probes (:mod:`langchain_lookup_knowledge.judgement.questions`) with one batched
+dense search (questions the embedder reads) and one batched BM25 search (the others, on a
+Chinese collection), the questions embedded in one batch, and makes the
+:class:`~langchain_lookup_knowledge.judgement.features.KbProfile` that ``ingest`` stores beside
+the KB vocabulary (:func:`refresh_profile`). :func:`lookup_rows` looks up judged questions with
+every block kept, one row each, for ``lookup-knowledge judge fit``.
 
 Example:
     >>> profile = measure_profile(settings)  # doctest: +SKIP
     >>> profile.counts["dense.probe"]  # doctest: +SKIP
-    48
+    32
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from langchain_lookup_knowledge.judgement.features import KbProfile
-from langchain_lookup_knowledge.judgement.model import profile_from_rows
-from langchain_lookup_knowledge.judgement.questions import pseudo_questions, read_probes
+from langchain_lookup_knowledge.judgement.features import KbProfile, profile_from_rows
+from langchain_lookup_knowledge.judgement.questions import (
+    PROBES,
+    PSEUDO_QUESTIONS,
+    profile_questions,
+)
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -27,12 +33,8 @@ if TYPE_CHECKING:
     from langchain_lookup_knowledge.core.models import EvidenceBlock
     from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["PROBES", "PSEUDO_QUESTIONS", "block_row", "measure_profile", "profile_questions"]
+__all__ = ["block_row", "lookup_rows", "measure_profile", "refresh_profile"]
 
-PSEUDO_QUESTIONS = 32
-"""Pseudo-questions per knowledge base (one per document, up to this many)."""
-PROBES = 48
-"""Off-topic probes per knowledge base: an even sample of the shipped ones (both languages)."""
 _DEPTH = 20  # hits per profiling search: the first one, and the first of another document
 
 
@@ -46,27 +48,6 @@ def block_row(block: EvidenceBlock) -> dict[str, Any]:
         "rank": None if label is None else label.rank_score,
         "kind": None if label is None else label.kind,
     }
-
-
-def profile_questions(
-    texts: list[tuple[str, str]], *, pseudo: int = PSEUDO_QUESTIONS, probes: int = PROBES
-) -> list[dict[str, Any]]:
-    """The profiling questions of a knowledge base of ``texts`` (``(source, chunk text)``):
-    ``{"q", "kind", "rel"}`` with ``kind`` ``pseudo`` (``rel``: its document) or ``probe``.
-
-    Example:
-        >>> qs = profile_questions([("a.md", "The node disk is almost full on this host.")])
-        >>> [q["kind"] for q in qs].count("pseudo"), [q["kind"] for q in qs].count("probe")
-        (1, 48)
-    """
-    shipped = read_probes()
-    step = max(1, len(shipped) // probes) if probes else 0
-    chosen = list(shipped[::step][:probes]) if probes else []
-    out = [
-        {"q": q, "kind": "pseudo", "rel": [PurePosixPath(src).stem]}
-        for src, q in pseudo_questions(texts, limit=pseudo)
-    ]
-    return out + [{"q": q, "kind": "probe", "rel": []} for q in chosen]
 
 
 def measure_profile(
@@ -236,3 +217,51 @@ def refresh_profile(
         logging.getLogger(__name__).warning("KB profile not measured: %s", exc)
         return None, f"{type(exc).__name__}: {exc}"
     return seconds, None
+
+
+def lookup_rows(
+    settings: LookupSettings,
+    questions: Sequence[dict[str, Any]],
+    *,
+    kb: str,
+    profile: bool = True,
+    pseudo: int = PSEUDO_QUESTIONS,
+    probes: int = PROBES,
+) -> Iterator[dict[str, Any]]:
+    """One row per question of ``questions`` and (``profile``) first the collection's profile,
+    measured as ``ingest`` measures it (``{"kind": "profile", "profile": {...}}``)."""
+    from langchain_lookup_knowledge.core.models import LookupResult
+    from langchain_lookup_knowledge.errors import RetrievalUnavailableError
+    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+
+    quiet = settings.model_copy(
+        update={
+            "evidence_decision": "similarity",
+            "relevance_decision": "similarity",
+            "record_invocations": False,
+        }
+    )
+    runtime = LookupRuntime(quiet)
+    graph = build_lookup_graph(runtime=runtime, trace_policy=False)
+    vocabulary = runtime.vocabulary().vocabulary
+    todo = list(questions)
+    if profile:
+        measured = measure_profile(settings, pseudo=pseudo, probes=probes)
+        yield {"kind": "profile", "kb": kb, "profile": measured.to_dict()}
+    for number, item in enumerate(todo):
+        result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
+        if result.error is not None:
+            raise RetrievalUnavailableError(f"lookup failed: {result.error.message}")
+        readable = similarity_readable(quiet, item["q"])
+        signals = evidence_signals(
+            result.evidence_blocks, item["q"], readable=readable, vocabulary=vocabulary
+        )
+        yield dict(item) | {
+            "kb": kb,
+            "id": number,
+            "blocks": [block_row(b) for b in result.evidence_blocks],
+            "signals": signals.as_dict() if signals is not None else None,
+            "readable": readable,
+        }
