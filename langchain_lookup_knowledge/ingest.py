@@ -61,6 +61,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     SkippedFile,
     walk_knowledge_folder,
 )
+from langchain_lookup_knowledge.profiling import refresh_profile
 from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
@@ -120,6 +121,11 @@ class IngestReport:
     stale_chunks_deleted: int = 0
     total_chunks: int = 0
     seconds: float = 0.0
+    profile_seconds: float | None = None
+    """Seconds this run spent measuring the KB profile of the judgement (None: it was
+    current)."""
+    profile_error: str | None = None
+    """Why the KB profile could not be measured (lookups then use a typical profile)."""
     bm25: bool = False
     bm25_index: dict[str, float] = field(default_factory=dict)
     """The BM25 parameters the sparse index is built with ({}: the engine's defaults)."""
@@ -152,6 +158,10 @@ class IngestReport:
             "staleChunksDeleted": self.stale_chunks_deleted,
             "totalChunks": self.total_chunks,
             "seconds": round(self.seconds, 3),
+            "profileSeconds": None
+            if self.profile_seconds is None
+            else round(self.profile_seconds, 3),
+            "profileError": self.profile_error,
             "bm25": self.bm25,
             "bm25Index": self.bm25_index,
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
@@ -544,6 +554,10 @@ def _ingest(
     changed_rows = report.indexed or report.pruned or report.stale_chunks_deleted
     if changed_rows or report.repaired or not vocabulary_is_current(client, settings):
         rebuild_vocabulary(client, settings, layout)
+    # The KB profile (the judgement's): measured again whenever the vocabulary changed.
+    report.profile_seconds, report.profile_error = refresh_profile(
+        client, settings, options.embeddings, force=bool(changed_rows or report.repaired)
+    )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started
     return report

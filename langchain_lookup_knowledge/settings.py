@@ -478,33 +478,29 @@ class LookupSettings(BaseSettings):
         default=0.45,
         description="relevanceLevel medium under relevance_decision=similarity.",
     )
-    evidence_decision: Literal["calibrated", "similarity"] = Field(
-        # Opt-in: on the test splits (159 in scope, 32 out, five KBs; blind, one run per
-        # release) it withholds evidence from 69% of out-of-scope questions (the similarity
-        # rule: 34%) and its `high` is right 91% of the time (78-80%); in-scope found was 0.969
-        # (154/159) on the previous collections and 0.975 (155/159) on ones ingested with
-        # today's defaults: one question either side of 0.97, the condition for the default;
-        # out-of-scope >= 0.8 is not met. README: the figures.
-        default="similarity",
-        description="calibrated: found and relevanceLevel from a confidence fitted on the dev "
-        "question sets (similarity, query-term coverage, hybrid agreement, BM25 score, the "
-        "question's terms the KB vocabulary never saw, and those of them that are Latin-script "
-        "names, not everyday words; evidence_model); similarity: any block "
-        "above min_evidence_similarity is evidence, relevanceLevel from high_relevance / "
-        "medium_relevance.",
+    evidence_decision: Literal["profiled", "calibrated", "similarity"] = Field(
+        default="profiled",
+        description="profiled: found, relevanceLevel and completenessHint follow from one "
+        "relevanceScore (0..1, how likely the first block answers the question): a model "
+        "fitted across knowledge bases reads the lookup's sorted scores, term coverage, the "
+        "legs' agreement and the question's terms the KB never names, each relative to the "
+        "knowledge base's own profile measured at ingest (what its pseudo-questions and "
+        "off-topic probes score); thresholds in the shipped judge_model.json. calibrated: a "
+        "confidence fitted on the dev question sets (evidence_model). similarity: any block "
+        "above min_evidence_similarity is evidence. relevanceScore is given under each.",
     )
     relevance_decision: Literal["auto", "calibrated", "similarity"] = Field(
-        # calibrated by default: on the dev splits (five KBs, dev + dev2 + dev3, every
-        # question found under the similarity rule) its `high` is right 53/57 (12/12 on the
-        # dev2/dev3 questions no fit saw), the top similarity's 105/136; README: the test run.
-        default="calibrated",
-        description="Where relevanceLevel comes from. calibrated: relevance_model against "
-        "high_confidence / medium_confidence (the first block's term coverage, the hybrid "
-        "legs' agreement, its similarity; BM25 score per term for a BM25-only lookup), "
-        "whatever decides found; similarity: the top similarity against high_relevance / "
-        "medium_relevance; "
-        "auto: the evidence decision's own (relevance_model under calibrated, the top "
-        "similarity under similarity).",
+        default="auto",
+        description="Where relevanceLevel comes from. auto: the evidence decision's own (the "
+        "relevanceScore thresholds under profiled, relevance_model under calibrated, the top "
+        "similarity under similarity); calibrated: relevance_model against high_confidence / "
+        "medium_confidence; similarity: the top similarity against high_relevance / "
+        "medium_relevance.",
+    )
+    judge_model_file: Path | None = Field(
+        default=None,
+        description="A judgement model written by `lookup-knowledge judge fit` (None: the "
+        "shipped one, fitted across six knowledge bases).",
     )
     evidence_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(),

@@ -1,5 +1,6 @@
 """``lookup-knowledge``: ingest a knowledge folder, ask questions, run the demo, compare the L1
-paths, evaluate and benchmark, serve a knowledge base to other processes.
+paths, evaluate and benchmark, serve a knowledge base to other processes, show a collection,
+refit the judgement.
 
 Each subcommand is one module of this package with a ``register(subcommands)`` function, listed
 once in :data:`COMMANDS`: adding a subcommand is one new module and one line there. User errors
@@ -27,7 +28,9 @@ from langchain_lookup_knowledge.cli import (
     compare,
     demo,
     evaluate,
+    info,
     ingest,
+    judge,
     query,
     records,
     report,
@@ -50,6 +53,7 @@ __all__ = ["COMMANDS", "build_parser", "main", "unknown_setting_variables"]
 
 COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     ingest.register,
+    info.register,  # what a collection holds, its judgement profile
     query.register,
     demo.register,
     compare.register,
@@ -58,6 +62,7 @@ COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     report.register,
     records.register,  # records prune
     serve.register,
+    judge.register,  # judge rows / judge fit: refit the judgement model
 )
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (`| head`)

@@ -165,6 +165,7 @@ class RetrievalTrace(ContractModel):
     final_count: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    judgement: dict[str, Any] | None = None  # relevanceScore and what it read
     sidecar: SidecarReport | None = None
     recording: dict[str, Any] | None = None
 
@@ -203,6 +204,7 @@ class LookupResult(ContractModel):
     retrieval_trace: RetrievalTrace = Field(default_factory=RetrievalTrace)
     rerank_trace: list[RerankEntry] = Field(default_factory=list)
     relevance_level: RelevanceLevel = "low"
+    relevance_score: float | None = None  # 0..1: how likely the first block answers
     completeness_hint: str = ""
     l0_hints: L0Hints = Field(default_factory=L0Hints)
     retrieval_layer: RetrievalLayer | None = None

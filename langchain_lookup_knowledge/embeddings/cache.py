@@ -54,6 +54,20 @@ class CachedQueryEmbeddings(Embeddings):
         with self._lock:
             self._cache.clear()
 
+    def prime(self, texts: list[str]) -> None:
+        """Cache the query vectors of ``texts`` in one batch, when the wrapped embedder embeds a
+        query as it embeds a document (``queries_are_documents``); otherwise nothing: each is
+        embedded when asked.
+
+        Example:
+            >>> cache = CachedQueryEmbeddings(embedder)  # doctest: +SKIP
+            >>> cache.prime(["disk full", "pod restarts"])  # doctest: +SKIP
+        """
+        if not texts or not getattr(self.inner, "queries_are_documents", False):
+            return
+        for text, vector in zip(texts, self.inner.embed_documents(texts), strict=True):
+            self._put(text, vector)
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Pass through to the wrapped embedder (not cached)."""
         return self.inner.embed_documents(texts)

@@ -112,6 +112,8 @@ class OnnxSentenceEmbeddings(Embeddings):
         384
     """
 
+    queries_are_documents = True  # a query is embedded as a document (no instruction prefix)
+
     def __init__(
         self,
         files: ModelFiles | None = None,

@@ -43,7 +43,11 @@ from langchain_lookup_knowledge.evaluation.baseline import (
     progress_enabled,
     rrf_ranker,
 )
-from langchain_lookup_knowledge.evaluation.decision import decision_rates, first_is_relevant
+from langchain_lookup_knowledge.evaluation.decision import (
+    decision_rates,
+    first_is_relevant,
+    judgement_rates,
+)
 from langchain_lookup_knowledge.evaluation.metrics import aggregate, dedupe, per_query
 from langchain_lookup_knowledge.evaluation.runner import (
     RunOutput,
@@ -409,6 +413,7 @@ def _system_report(
         "timing": run.timing(),
         "fallbacks": run.extra["fallbacks"],
         "decision": rates,
+        "judgement": judgement_rates(run, qset.qrels),
         "relevance": {lvl: rates["levels"][lvl]["count"] for lvl in ("high", "medium", "low")},
     }
     report["misses@5"] = len(_misses(run.rankings, qset)) if blind else _misses(run.rankings, qset)
@@ -516,6 +521,7 @@ def run_queries(
         "file": ", ".join(str(p) for p in _paths(path)),
         "blind": blind,
         "collection": settings.collection,
+        "kb_name": kb_name,
         **{m: pipeline[m] for m in METRICS},
         "pipeline": pipeline,
         "baselines": baselines,
@@ -627,6 +633,55 @@ def format_decision(rates: Mapping[str, Any]) -> str:
     )
 
 
+def format_judgement(rates: Mapping[str, Any], kb_name: str | None = None) -> list[str]:
+    """The judgement table: this run (the shipped model on this knowledge base) and, from the
+    shipped model's file, its leave-one-knowledge-base-out figures (``kb_name``'s when it was
+    one of them, and pooled)."""
+    from langchain_lookup_knowledge.judgement.model import leave_one_out_figures
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    levels = rates["right_at_1_levels"]
+    rows = [
+        (
+            "this run",
+            pct(rates["in_scope_found"]),
+            pct(rates["out_of_scope_no_evidence"]),
+            f"{levels['high']}/{levels['medium']}/{levels['low']}/{levels['none']}",
+            pct(rates["high_right"]),
+            str(rates["out_of_scope_medium_or_high"]),
+            pct(rates["auroc"]),
+        )
+    ]
+    for name, fig in leave_one_out_figures(kb_name).items():
+        rows.append(
+            (
+                f"left out: {name}",
+                pct(fig.get("in_found")),
+                pct(fig.get("oos_nf")),
+                "-",
+                pct(fig.get("high_right")),
+                "-",
+                pct(fig.get("auroc")),
+            )
+        )
+    head = (
+        "judgement",
+        "in found",
+        "out found=false",
+        "right@1 h/m/l/none",
+        "high right",
+        "out med/high",
+        "AUROC",
+    )
+    width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, width, strict=True))
+        for row in (head, *rows)
+    ]
+
+
 def format_queries(report: dict[str, Any]) -> str:
     """A readable table of a :func:`run_queries` report."""
     lines = [
@@ -648,6 +703,8 @@ def format_queries(report: dict[str, Any]) -> str:
         )
     pipeline = report["pipeline"]
     lines.append("evidence decision: " + format_decision(pipeline["decision"]))
+    if "judgement" in pipeline:
+        lines += format_judgement(pipeline["judgement"], report.get("kb_name"))
     lines.append(
         "  (found: the lookup returned evidence; levels: how many answers got each "
         "relevanceLevel, and how many of those were right)"

@@ -101,7 +101,9 @@ def run_pipeline(
     """
     from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
 
-    out = RunOutput(extra={"relevance": {}, "found": {}, "signals": {}, "fallbacks": 0})
+    out = RunOutput(
+        extra={"relevance": {}, "found": {}, "score": {}, "signals": {}, "fallbacks": 0}
+    )
     bar = _bar(len(queries), desc, progress)
     for qid, text in queries.items():
         start = time.perf_counter()
@@ -118,8 +120,12 @@ def run_pipeline(
         # the reranked first block even when the decision withheld it (found=false)
         if result.rerank_trace:
             out.extra.setdefault("first", {})[qid] = doc_id(result.rerank_trace[0].source)
+            out.extra.setdefault("reranked", {})[qid] = [
+                doc_id(e.source) for e in result.rerank_trace
+            ]
         out.extra["relevance"][qid] = result.relevance_level
         out.extra["found"][qid] = result.found
+        out.extra["score"][qid] = result.relevance_score
         readable = settings is None or similarity_readable(settings, text)
         signals = evidence_signals(
             result.evidence_blocks,

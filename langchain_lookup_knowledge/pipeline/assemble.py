@@ -141,6 +141,7 @@ def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResul
     found, level = decision.found, decision.level
     if decision.note:
         trace.notes.append(decision.note)
+    trace.judgement = decision.judgement
     pack = parts.context_pack
     if blocks and not found:  # weak matches are not evidence: none reaches the agent
         blocks, pack = [], pack_context([], 0)
@@ -159,6 +160,7 @@ def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResul
         retrieval_trace=trace,
         rerank_trace=selection.rerank_trace,
         relevance_level=level if found else "low",
+        relevance_score=decision.score,
         completeness_hint=completeness_hint(
             blocks, relevance=level, l0_hints=hints, context_pack=pack
         ),

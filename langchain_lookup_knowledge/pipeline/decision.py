@@ -82,6 +82,7 @@ from langchain_lookup_knowledge.pipeline.models import EvidenceBlock, RelevanceL
 from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query_terms
 
 if TYPE_CHECKING:
+    from langchain_lookup_knowledge.judgement.decide import Judgement
     from langchain_lookup_knowledge.settings import LookupSettings
     from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
@@ -294,6 +295,8 @@ class EvidenceDecision:
     confidence: float | None
     signals: EvidenceSignals | None
     note: str = ""
+    score: float | None = None  # relevanceScore: the judgement's (None: no labelled block)
+    judgement: dict[str, object] | None = None  # what the judgement read, for the trace
 
 
 def levels_by_model(settings: LookupSettings) -> bool:
@@ -302,9 +305,9 @@ def levels_by_model(settings: LookupSettings) -> bool:
 
     Example:
         >>> from langchain_lookup_knowledge.settings import LookupSettings
-        >>> levels_by_model(LookupSettings())  # relevance_decision=calibrated
+        >>> levels_by_model(LookupSettings(relevance_decision="calibrated"))
         True
-        >>> levels_by_model(LookupSettings(relevance_decision="auto"))  # evidence_decision's
+        >>> levels_by_model(LookupSettings(evidence_decision="similarity"))  # auto: its own
         False
     """
     if settings.relevance_decision == "auto":
@@ -354,11 +357,99 @@ def decide_evidence(
     against ``high_confidence`` / ``medium_confidence``, or the top similarity against
     ``high_relevance`` / ``medium_relevance``.
 
+    ``profiled`` (the default): :mod:`langchain_lookup_knowledge.judgement`'s
+    ``relevanceScore`` of the blocks read against the knowledge base's profile (stored with
+    the ``vocabulary`` read), ``found`` and the level by its thresholds (``relevance_decision``
+    ``auto``; ``calibrated`` or ``similarity`` take the level from there instead). Every
+    decision carries the score.
+
     Example:
         >>> from langchain_lookup_knowledge.settings import LookupSettings
         >>> decide_evidence([], "disk full", LookupSettings()).found
         False
     """
+    decision = _decide(blocks, query, settings, vocabulary)
+    if decision.score is not None or not any(b.score_label is not None for b in blocks):
+        return decision
+    signals = decision.signals or _signals(
+        blocks, query, readable=similarity_readable(settings, query), unseen=None
+    )
+    assert signals is not None  # a labelled block exists
+    from dataclasses import replace
+
+    from langchain_lookup_knowledge.judgement.decide import judge_blocks
+
+    profile = vocabulary.profile if vocabulary is not None else None
+    judged = judge_blocks(blocks, signals, profile, settings.judge_model_file)
+    return replace(decision, score=judged.score, judgement=_trace_of(judged))
+
+
+def _trace_of(judged: Judgement) -> dict[str, object]:
+    return {
+        "relevanceScore": judged.score,
+        "group": judged.group,
+        "profile": judged.profile,
+        "read": judged.features,
+    }
+
+
+def _profiled(
+    blocks: Sequence[EvidenceBlock],
+    query: str,
+    settings: LookupSettings,
+    vocabulary: VocabularyRead | None,
+) -> EvidenceDecision:
+    """The default decision: ``found`` and the level from the judgement's score."""
+    from langchain_lookup_knowledge.judgement.decide import judge_blocks
+    from langchain_lookup_knowledge.judgement.model import JudgeModel
+
+    kb = vocabulary.vocabulary if vocabulary is not None else None
+    readable = similarity_readable(settings, query)
+    seen_by_kb = (
+        vocabulary_signals(
+            query, kb, common_words(), **seen_rules(settings.evidence_vocabulary_rules)
+        )
+        if kb is not None
+        else None
+    )
+    signals = _signals(blocks, query, readable=readable, unseen=seen_by_kb)
+    if signals is None:
+        return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
+    profile = vocabulary.profile if vocabulary is not None else None
+    judged = judge_blocks(blocks, signals, profile, settings.judge_model_file)
+    level: RelevanceLevel = judged.level  # type: ignore[assignment]
+    note = "judgement: " + judged.note(JudgeModel.configured(settings.judge_model_file))
+    if profile is None:
+        why = vocabulary.profile_note if vocabulary is not None else "none read"
+        note += f"; typical profile ({why or 'no KB profile'})"
+    if kb is None:
+        note += "; no KB vocabulary read"
+    if judged.found and settings.relevance_decision != "auto":
+        if levels_by_model(settings):
+            level, about = _model_level(signals, settings)
+        else:
+            level = _similarity_level(blocks, settings)
+            about = f"relevance by top similarity: {level}"
+        note += f"; relevanceLevel by relevance_decision={settings.relevance_decision}: {about}"
+    return EvidenceDecision(
+        found=judged.found,
+        level=level if judged.found else "low",
+        confidence=judged.score,
+        signals=signals,
+        note=note,
+        score=judged.score,
+        judgement=_trace_of(judged),
+    )
+
+
+def _decide(
+    blocks: Sequence[EvidenceBlock],
+    query: str,
+    settings: LookupSettings,
+    vocabulary: VocabularyRead | None,
+) -> EvidenceDecision:
+    if settings.evidence_decision == "profiled":
+        return _profiled(blocks, query, settings, vocabulary)
     if settings.evidence_decision == "similarity":  # any labelled block is evidence
         if not any(b.score_label is not None for b in blocks):
             return EvidenceDecision(found=False, level="low", confidence=None, signals=None)

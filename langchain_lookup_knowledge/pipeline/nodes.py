@@ -195,9 +195,10 @@ class LookupNodes:
         """The evidence-first result, its retrieval error, and the details to persist."""
         plan = state.get("plan")
         selection = state.get("selection")
-        # read only when it can matter: blocks to judge under the calibrated decision (a lookup
-        # whose store is down never waits on the vocabulary's read)
-        judged = self.settings.evidence_decision == "calibrated" and bool(
+        # read only when it can matter: blocks to judge (a lookup whose store is down never
+        # waits on the vocabulary's read); the similarity decision gives relevanceScore with
+        # the typical profile
+        judged = self.settings.evidence_decision != "similarity" and bool(
             selection is not None and selection.blocks
         )
         parts = LookupParts(

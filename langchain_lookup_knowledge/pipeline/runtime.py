@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -29,6 +30,7 @@ from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.integrity import check_store
+from langchain_lookup_knowledge.store.profile_store import read_profile
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     describe_chunk_collection,
@@ -240,7 +242,7 @@ class LookupRuntime:
         lookup is judged by ``fallback_evidence_model``, and its trace says why.
         """
         if scope:
-            return VocabularyRead(None, SCOPED_LOOKUP_NOTE)
+            return VocabularyRead(None, SCOPED_LOOKUP_NOTE, profile_note=SCOPED_LOOKUP_NOTE)
         return self.vocabulary()
 
     def vocabulary(self) -> VocabularyRead:
@@ -254,7 +256,9 @@ class LookupRuntime:
 
     def _read_vocabulary(self, previous: VocabularyRead | None) -> VocabularyRead:
         try:
-            return load_vocabulary(self.client, self.settings, previous)
+            read = load_vocabulary(self.client, self.settings, previous)
+            profiled = read_profile(self.client, self.settings)
+            return replace(read, profile=profiled.profile, profile_note=profiled.note)
         except Exception as exc:  # the decision falls back to its model without it
             reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
             logger.warning("%s", reason)

@@ -29,6 +29,7 @@ from typing import Any
 from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
+from langchain_lookup_knowledge.judgement.features import KbProfile
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import query_all, source_of_chunk_key
 from langchain_lookup_knowledge.store.schema import (
@@ -69,6 +70,8 @@ class VocabularyRead:
     vocabulary: KbVocabulary | None
     note: str = ""
     generation: str = ""
+    profile: KbProfile | None = None  # the judgement's KB profile (store.profile_store)
+    profile_note: str = ""  # why there is none
 
 
 def _ensure_collection(client: MilvusClient, settings: LookupSettings, name: str) -> None:

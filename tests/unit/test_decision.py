@@ -317,7 +317,7 @@ def test_relevance_decision_calibrated_labels_the_similarity_rule_s_evidence_by_
     calibrated its level comes from relevance_model, not from the top similarity: a similar
     but unvouched first block (no question term, the legs disagree) is low, a less similar one
     that holds every term and tops both lists is high."""
-    by_model = LookupSettings(evidence_decision="similarity")  # relevance_decision=calibrated
+    by_model = LookupSettings(evidence_decision="similarity", relevance_decision="calibrated")
     by_similarity = LookupSettings(evidence_decision="similarity", relevance_decision="similarity")
     auto = LookupSettings(evidence_decision="similarity", relevance_decision="auto")
     unvouched = [block(0.9, rank_score=0.3, title="Certificates", content="Rotate the CA.")]

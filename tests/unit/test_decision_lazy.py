@@ -1,8 +1,8 @@
 """``evidence_decision=similarity`` with ``relevance_decision=similarity`` reads the top
 similarity only: the other signals (term coverage of the first block, leg agreement, ...) are not
 computed for it (issue 12, latency), and its found/level are what the rule says of the full
-signals' similarity. With the default ``relevance_decision=calibrated`` the level reads the
-relevance model's signals, never the KB vocabulary."""
+signals' similarity. With ``relevance_decision=calibrated`` the level reads the relevance
+model's signals, never the KB vocabulary."""
 
 from __future__ import annotations
 
@@ -35,14 +35,15 @@ def test_the_similarity_decision_computes_no_other_signal(monkeypatch, similarit
     assert decide_evidence([], query, settings).found is False
 
 
-def test_the_default_level_reads_the_relevance_signals_but_no_vocabulary(monkeypatch):
+def test_the_calibrated_level_reads_the_relevance_signals_but_no_vocabulary(monkeypatch):
     blocks = [block(0.5), block(0.7, rank_score=0.4)]
 
     def not_needed(*_args, **_kwargs):
         raise AssertionError("the similarity rule read the KB vocabulary")
 
     monkeypatch.setattr(decision_module, "vocabulary_signals", not_needed)
-    decided = decide_evidence(blocks, "node disk full", LookupSettings())
+    settings = LookupSettings(evidence_decision="similarity", relevance_decision="calibrated")
+    decided = decide_evidence(blocks, "node disk full", settings)
     assert decided.found is True
     assert decided.confidence is None  # no found model was read
     assert decided.signals is not None

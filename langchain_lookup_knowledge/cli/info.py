@@ -1,0 +1,122 @@
+"""``lookup-knowledge info``: what a collection holds and how its lookups are judged.
+
+Its chunks and documents, its KB vocabulary, and the profile the judgement reads every lookup
+against (measured at ingest: what the knowledge base's own pseudo-questions, the same with
+their own document left out, and the off-topic probes score), with the thresholds of
+``relevanceScore``.
+
+Example:
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers())
+    >>> parser.parse_args(["info", "--json"]).json
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from langchain_lookup_knowledge.cli.options import (
+    EXIT_OK,
+    Subcommands,
+    add_store_args,
+    print_output,
+    settings_from_args,
+)
+from langchain_lookup_knowledge.errors import CollectionNotFoundError
+
+__all__ = ["collection_info", "register"]
+
+
+def collection_info(settings: Any) -> dict[str, Any]:
+    """The collection's counts, vocabulary and judgement profile (raises
+    :class:`CollectionNotFoundError` when there is no such collection)."""
+    from langchain_lookup_knowledge.judgement.model import JudgeModel
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog
+    from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.profile_store import read_profile
+    from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
+
+    client = open_client(settings)
+    if not client.has_collection(settings.collection):
+        raise CollectionNotFoundError(
+            f"collection {settings.collection!r} does not exist (run lookup-knowledge ingest)"
+        )
+    client.load_collection(settings.collection)
+    chunks = int(client.get_collection_stats(settings.collection).get("row_count", 0))
+    catalog = settings.resolved_catalog_collection
+    documents = len(load_catalog(client, catalog)) if client.has_collection(catalog) else 0
+    vocabulary = load_vocabulary(client, settings)
+    profile = read_profile(client, settings)
+    out: dict[str, Any] = {
+        "collection": settings.collection,
+        "chunks": chunks,
+        "documents": documents,
+        "vocabulary": {
+            "documents": vocabulary.vocabulary.documents,
+            "terms": len(vocabulary.vocabulary.frequencies),
+        }
+        if vocabulary.vocabulary is not None
+        else {"none": vocabulary.note},
+        "evidenceDecision": settings.evidence_decision,
+        "thresholds": dict(JudgeModel.configured(settings.judge_model_file).thresholds),
+    }
+    if profile.profile is None:
+        out["profile"] = {"none": profile.note, "lookupsRead": "the typical profile"}
+    else:
+        info = profile.info or {}
+        out["profile"] = {
+            "counts": dict(profile.profile.counts),
+            "medians": {
+                key: {kind: profile.profile.median(key, kind) for kind in kinds}
+                for key, kinds in profile.profile.keys.items()
+            },
+            "seconds": info.get("seconds"),
+        }
+    return out
+
+
+def _render(out: dict[str, Any]) -> str:
+    lines = [
+        f"collection {out['collection']!r}: {out['chunks']} chunks, {out['documents']} documents",
+        "vocabulary: "
+        + (
+            f"{out['vocabulary']['terms']} terms over {out['vocabulary']['documents']} documents"
+            if "terms" in out["vocabulary"]
+            else out["vocabulary"]["none"]
+        ),
+        f"evidence decision: {out['evidenceDecision']}; relevanceScore thresholds: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in out["thresholds"].items()),
+    ]
+    profile = out["profile"]
+    if "none" in profile:
+        lines.append(f"judgement profile: {profile['none']}; lookups read the typical profile")
+        return "\n".join(lines)
+    lines.append(
+        f"judgement profile (measured at ingest in {profile['seconds']} s; median key score by "
+        "question kind: probe = off-topic probes, own = its pseudo-questions, out = the same "
+        "with their own document left out):"
+    )
+    for key, kinds in profile["medians"].items():
+        shown = ", ".join(
+            f"{kind} {value:.3f} (n={profile['counts'].get(f'{key}.{kind}', 0)})"
+            for kind, value in kinds.items()
+            if value is not None
+        )
+        lines.append(f"  {key}: {shown}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    print_output(collection_info(settings), args.json, _render)
+    return EXIT_OK
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``info`` to the subcommands."""
+    parser = sub.add_parser("info", help="what a collection holds and its judgement profile")
+    add_store_args(parser)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(func=run)

@@ -1,0 +1,120 @@
+"""The questions a knowledge base is profiled with: off-topic probes and its own pseudo-questions.
+
+* :func:`read_probes`: questions from many domains (cooking, travel, sport, taxes, pets...),
+  English and Chinese, shipped with the package: what an off-topic question scores here.
+* :func:`pseudo_questions`: one prose sentence of each of up to ``limit`` documents, cut to a
+  question's length; looked up with their own document left out they say what the knowledge
+  base's neighbouring documents score for a question of its own domain.
+
+Example:
+    >>> len(read_probes()) > 100
+    True
+    >>> pseudo_questions([("a.md", "# Disk\\n\\nThe node disk is almost full on this host.")])
+    [('a.md', 'The node disk is almost full on this host')]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
+
+__all__ = ["PROBES", "PSEUDO_QUESTIONS", "profile_questions", "pseudo_questions", "read_probes"]
+
+PSEUDO_QUESTIONS = 32
+"""Pseudo-questions per knowledge base (one per document, up to this many)."""
+PROBES = 48
+"""Off-topic probes per knowledge base: an even sample of the shipped ones (both languages)."""
+_LATIN_WORDS = (5, 14)  # a pseudo-question's length in Latin words
+_CJK_CHARS = (8, 30)  # ... or in CJK characters
+_SENTENCE_END = re.compile(r"(?<=[.!?;:。！？；：])\s*")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[A-Za-z0-9_][\w.-]*")
+
+
+@lru_cache(maxsize=1)
+def read_probes() -> tuple[str, ...]:
+    """The off-topic probes shipped with the package (``probes.txt``), in file order."""
+    text = resources.files(__package__).joinpath("probes.txt").read_text(encoding="utf-8")
+    return tuple(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+def _prose_lines(text: str) -> Iterable[str]:
+    """The lines of ``text`` that are prose: no heading, fence, code, table or breadcrumb."""
+    fenced = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not stripped or line.startswith(("    ", "\t")):
+            continue
+        if stripped[0] in "#|<>!-=*[{" or " > " in stripped or stripped.startswith("$"):
+            continue
+        yield stripped
+
+
+def _question_of(sentence: str) -> str | None:
+    """``sentence`` cut to a question's length, or None when it is too short to be one."""
+    sentence = re.sub(r"[`*_\[\]()]", "", sentence).strip(" .;:,。；：，")
+    cjk = len(_CJK.findall(sentence))
+    if cjk >= _CJK_CHARS[0]:
+        return sentence[: _CJK_CHARS[1] + len(sentence) - len(sentence.lstrip())].strip()
+    words = _WORD.findall(sentence)
+    if cjk == 0 and len(words) >= _LATIN_WORDS[0]:
+        return " ".join(sentence.split()[: _LATIN_WORDS[1]])
+    return None
+
+
+def pseudo_questions(texts: Sequence[tuple[str, str]], limit: int = 60) -> list[tuple[str, str]]:
+    """``(source, question)`` pairs: the first prose sentence of question length of each of up
+    to ``limit`` documents of ``texts`` (``(source, chunk text)``), chosen by a hash of the
+    source so that the same knowledge base always gives the same questions."""
+    by_source: dict[str, list[str]] = {}
+    for source, text in texts:
+        by_source.setdefault(source, []).append(text)
+    order = sorted(by_source, key=lambda s: hashlib.sha256(s.encode("utf-8")).hexdigest())
+    out: list[tuple[str, str]] = []
+    for source in order:
+        for text in by_source[source]:
+            found = None
+            for line in _prose_lines(text):
+                for sentence in _SENTENCE_END.split(line):
+                    found = _question_of(sentence)
+                    if found:
+                        break
+                if found:
+                    break
+            if found:
+                out.append((source, found))
+                break
+        if len(out) >= limit:
+            break
+    return out
+
+
+def profile_questions(
+    texts: list[tuple[str, str]], *, pseudo: int = PSEUDO_QUESTIONS, probes: int = PROBES
+) -> list[dict[str, Any]]:
+    """The profiling questions of a knowledge base of ``texts`` (``(source, chunk text)``):
+    ``{"q", "kind", "rel"}`` with ``kind`` ``pseudo`` (``rel``: its document) or ``probe``.
+
+    Example:
+        >>> qs = profile_questions([("a.md", "The node disk is almost full on this host.")])
+        >>> [q["kind"] for q in qs].count("pseudo"), [q["kind"] for q in qs].count("probe")
+        (1, 48)
+    """
+    shipped = read_probes()
+    step = max(1, len(shipped) // probes) if probes else 0
+    chosen = list(shipped[::step][:probes]) if probes else []
+    out = [
+        {"q": q, "kind": "pseudo", "rel": [PurePosixPath(src).stem]}
+        for src, q in pseudo_questions(texts, limit=pseudo)
+    ]
+    return out + [{"q": q, "kind": "probe", "rel": []} for q in chosen]

@@ -1,0 +1,267 @@
+"""Measure a knowledge base's judgement profile at ingest, and the rows a refit reads.
+
+:func:`measure_profile` searches the knowledge base's pseudo-questions and a sample of the
+shipped off-topic probes (:mod:`langchain_lookup_knowledge.judgement.questions`) with one batched
+dense search (questions the embedder reads) and one batched BM25 search (the others, on a
+Chinese collection), the questions embedded in one batch, and makes the
+:class:`~langchain_lookup_knowledge.judgement.features.KbProfile` that ``ingest`` stores beside
+the KB vocabulary (:func:`refresh_profile`). :func:`lookup_rows` looks up judged questions with
+every block kept, one row each, for ``lookup-knowledge judge fit``.
+
+Example:
+    >>> profile = measure_profile(settings)  # doctest: +SKIP
+    >>> profile.counts["dense.probe"]  # doctest: +SKIP
+    32
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from langchain_lookup_knowledge.judgement.features import KbProfile, profile_from_rows
+from langchain_lookup_knowledge.judgement.questions import (
+    PROBES,
+    PSEUDO_QUESTIONS,
+    profile_questions,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from langchain_lookup_knowledge.core.models import EvidenceBlock
+    from langchain_lookup_knowledge.settings import LookupSettings
+
+__all__ = ["block_row", "lookup_rows", "measure_profile", "refresh_profile"]
+
+_DEPTH = 20  # hits per profiling search: the first one, and the first of another document
+
+
+def block_row(block: EvidenceBlock) -> dict[str, Any]:
+    """What the profile and the fit read of one block: its document and scores."""
+    label = block.score_label
+    return {
+        "src": PurePosixPath(block.source).stem,
+        "sim": None if label is None else label.similarity,
+        "raw": None if label is None else label.raw,
+        "rank": None if label is None else label.rank_score,
+        "kind": None if label is None else label.kind,
+    }
+
+
+def measure_profile(
+    settings: LookupSettings,
+    *,
+    embeddings: Embeddings | None = None,
+    pseudo: int = PSEUDO_QUESTIONS,
+    probes: int = PROBES,
+) -> KbProfile:
+    """Search the profiling questions in the collection of ``settings`` and make its profile.
+
+    The key scores are those a lookup's blocks give (:meth:`~.features.ScoreVector.key`),
+    read straight from one batched dense search (questions the embedder reads) and one batched
+    BM25 search (the others, on a Chinese collection), the questions embedded in one batch: a
+    fraction of an ingest's time. A candidate below ``min_evidence_similarity`` is no block,
+    as in a lookup.
+    """
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
+
+    runtime = LookupRuntime(settings, embeddings=embeddings)
+    client, layout = runtime.client, runtime.layout
+    questions = profile_questions(stored_texts(client, layout), pseudo=pseudo, probes=probes)
+    runtime.embeddings.prime([q["q"] for q in questions])  # one batch, not one call each
+    vectors = [runtime.embeddings.embed_query(q["q"]) for q in questions]
+    rows: list[dict[str, Any]] = []
+    searches = _searches(settings, layout, questions)
+    for family in ("hybrid", "sparse"):
+        picked = searches[family]
+        if not picked:
+            continue
+        hits = _search(
+            client,
+            layout,
+            settings,
+            family,
+            [questions[i] for i in picked],
+            [vectors[i] for i in picked],
+        )
+        for i, found in zip(picked, hits, strict=True):
+            rows.append(
+                questions[i]
+                | {
+                    "signals": {"family": family, "terms": _terms(questions[i]["q"])},
+                    "blocks": found,
+                    "readable": family != "sparse",
+                }
+            )
+    for i in searches.get("", []):
+        rows.append(questions[i] | {"signals": None, "blocks": [], "readable": False})
+    return profile_from_rows(rows)
+
+
+def _terms(text: str) -> int:
+    from langchain_lookup_knowledge.pipeline.rerank import query_terms
+
+    return len(query_terms(text))
+
+
+def _searches(
+    settings: LookupSettings, layout: Any, questions: list[dict[str, Any]]
+) -> dict[str, list[int]]:
+    """Question indexes by the family their lookup takes: ``hybrid`` (the embedder reads them:
+    a dense search gives their key score), ``sparse`` (BM25 alone), ``""`` (neither: a key
+    score of 0, as a lookup without a BM25 field on a question the embedder cannot read)."""
+    from langchain_lookup_knowledge.pipeline.decision import similarity_readable
+    from langchain_lookup_knowledge.pipeline.plan import retrieval_mode_for
+
+    out: dict[str, list[int]] = {"hybrid": [], "sparse": [], "": []}
+    for i, question in enumerate(questions):
+        text = question["q"]
+        mode = retrieval_mode_for(settings, text, bm25_analyzer=layout.analyzer)
+        if mode == "sparse" and layout.has_bm25:
+            out["sparse"].append(i)
+        elif similarity_readable(settings, text):
+            out["hybrid"].append(i)
+        else:
+            out[""].append(i)
+    return out
+
+
+def _search(
+    client: Any,
+    layout: Any,
+    settings: LookupSettings,
+    family: str,
+    questions: list[dict[str, Any]],
+    vectors: list[list[float]],
+) -> list[list[dict[str, Any]]]:
+    """Per question, its hits as rows' blocks (``src``, ``sim``, ``raw``), floor applied."""
+    from langchain_lookup_knowledge.retrieval.request import SearchRequest
+    from langchain_lookup_knowledge.retrieval.scores import cosine_to, dense_similarity
+    from langchain_lookup_knowledge.retrieval.sdk import SPARSE_SEARCH_PARAMS
+    from langchain_lookup_knowledge.store.catalog_store import source_of_chunk_key
+    from langchain_lookup_knowledge.store.schema import dense_search_params
+
+    if family == "sparse":
+        data: list[Any] = [
+            SearchRequest.configured(
+                settings,
+                query_text=q["q"],
+                query_vector=[],
+                expr=None,
+                k=_DEPTH,
+                retrieval_mode="sparse",
+                row_count=layout.row_count,
+                lexical=layout.lexical_form,
+            ).bm25_text
+            for q in questions
+        ]
+        field, params = layout.sparse_field, SPARSE_SEARCH_PARAMS
+    else:
+        data, field, params = vectors, layout.vector_field, dense_search_params(layout, settings)
+    outputs = [layout.id_field] + ([layout.vector_field] if family == "sparse" else [])
+    results = client.search(
+        layout.name,
+        data=data,
+        anns_field=field,
+        search_params=params,
+        limit=_DEPTH,
+        output_fields=outputs,
+        timeout=settings.milvus_timeout_s,
+    )
+    out = []
+    for vector, hits in zip(vectors, results, strict=True):
+        if family == "sparse":
+            sims = cosine_to(vector, [h["entity"][layout.vector_field] for h in hits])
+        else:
+            sims = [dense_similarity(layout.metric_type, float(h["distance"])) for h in hits]
+        out.append(
+            [
+                {
+                    "src": PurePosixPath(
+                        source_of_chunk_key(str(h["entity"].get(layout.id_field, h.get("id"))))
+                    ).stem,
+                    "sim": sim,
+                    "raw": float(h["distance"]),
+                    "rank": None,
+                }
+                for h, sim in zip(hits, sims, strict=True)
+                if sim >= settings.min_evidence_similarity
+            ]
+        )
+    return out
+
+
+def refresh_profile(
+    client: Any, settings: LookupSettings, embeddings: Embeddings | None, *, force: bool
+) -> tuple[float | None, str | None]:
+    """Measure and store the profile when ``force`` (the chunks changed) or when none current
+    is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
+    when it could not be measured (the ingest itself stands: lookups use a typical profile).
+    """
+    import logging
+    import time
+
+    from langchain_lookup_knowledge.store.profile_store import profile_is_current, write_profile
+
+    if not force and profile_is_current(client, settings):
+        return None, None
+    started = time.perf_counter()
+    try:
+        profile = measure_profile(settings, embeddings=embeddings)
+        seconds = time.perf_counter() - started
+        write_profile(client, settings, profile, seconds)
+    except Exception as exc:  # a profile never fails an ingest that wrote its chunks
+        logging.getLogger(__name__).warning("KB profile not measured: %s", exc)
+        return None, f"{type(exc).__name__}: {exc}"
+    return seconds, None
+
+
+def lookup_rows(
+    settings: LookupSettings,
+    questions: Sequence[dict[str, Any]],
+    *,
+    kb: str,
+    profile: bool = True,
+    pseudo: int = PSEUDO_QUESTIONS,
+    probes: int = PROBES,
+) -> Iterator[dict[str, Any]]:
+    """One row per question of ``questions`` and (``profile``) first the collection's profile,
+    measured as ``ingest`` measures it (``{"kind": "profile", "profile": {...}}``)."""
+    from langchain_lookup_knowledge.core.models import LookupResult
+    from langchain_lookup_knowledge.errors import RetrievalUnavailableError
+    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
+    from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+
+    quiet = settings.model_copy(
+        update={
+            "evidence_decision": "similarity",
+            "relevance_decision": "similarity",
+            "record_invocations": False,
+        }
+    )
+    runtime = LookupRuntime(quiet)
+    graph = build_lookup_graph(runtime=runtime, trace_policy=False)
+    vocabulary = runtime.vocabulary().vocabulary
+    todo = list(questions)
+    if profile:
+        measured = measure_profile(settings, pseudo=pseudo, probes=probes)
+        yield {"kind": "profile", "kb": kb, "profile": measured.to_dict()}
+    for number, item in enumerate(todo):
+        result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
+        if result.error is not None:
+            raise RetrievalUnavailableError(f"lookup failed: {result.error.message}")
+        readable = similarity_readable(quiet, item["q"])
+        signals = evidence_signals(
+            result.evidence_blocks, item["q"], readable=readable, vocabulary=vocabulary
+        )
+        yield dict(item) | {
+            "kb": kb,
+            "id": number,
+            "blocks": [block_row(b) for b in result.evidence_blocks],
+            "signals": signals.as_dict() if signals is not None else None,
+            "readable": readable,
+        }
