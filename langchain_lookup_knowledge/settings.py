@@ -552,6 +552,14 @@ class LookupSettings(BaseSettings):
     context_budget_chars: int = Field(
         default=6000, ge=200, description="Context pack budget (characters)."
     )
+    relevance_knee: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="A block is shown to the model only when its score is at least this share "
+        "of the first block's; the others are left out of the message (kept in the result, "
+        "``contextPack.leftOut``) and counted in its first line. 0 shows every block.",
+    )
     max_query_chars: int = Field(
         default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."
     )
