@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -115,15 +116,16 @@ def compare_paths(
 def _cell(row: dict[str, Any] | None, width: int) -> str:
     if row is None:
         return " " * width
-    text = f"{row['evidenceKey']}  {row['scoreValue']:.4f} (sim {row['similarity']:.3f})"
+    key = safe_name(row["evidenceKey"])
+    text = f"{key}  {row['scoreValue']:.4f} (sim {row['similarity']:.3f})"
     return text[:width].ljust(width)
 
 
 def format_comparison(report: dict[str, Any], width: int = 62) -> str:
     """A readable side-by-side rendering of :func:`compare_paths`' report."""
     lines = [
-        f"Q: {report['query']}",
-        f"   collection={report['collection']!r} metric={report['metric']} "
+        f"Q: {safe_name(report['query'])}",
+        f"   collection={safe_name(repr(report['collection']))} metric={report['metric']} "
         f"retrieval_mode={report['retrievalMode']} k={report['k']}"
         + (f" filter={report['filter']}" if report.get("filter") else ""),
     ]
@@ -132,7 +134,7 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
         results = side["results"]
         label = results[0]["scoreLabel"] if results else "-"
         formula = results[0]["formula"] if results else ""
-        status = side["status"] if side["status"] == "ok" else f"ERROR {side['error']}"
+        status = side["status"] if side["status"] == "ok" else f"ERROR {safe_name(side['error'])}"
         lines.append(
             f"   {name:<11} {status}; {side['latencyMs']:.1f} ms"
             + (f" (first call {first:.1f} ms)" if (first := side.get("firstCallMs")) else "")

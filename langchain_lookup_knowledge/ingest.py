@@ -38,7 +38,7 @@ from langchain_lookup_knowledge.errors import (
     StoreUnavailableError,
 )
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.knowledge.category_map import load_category_map
+from langchain_lookup_knowledge.knowledge.category_map import IgnoredRow, read_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
@@ -50,6 +50,7 @@ from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (
     MARKDOWN_SUFFIXES,
     SkippedFile,
+    check_source_prefix,
     load_document,
     walk_knowledge_folder,
 )
@@ -123,6 +124,8 @@ class IngestReport:
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
+    category_rows_ignored: list[IgnoredRow] = field(default_factory=list)
+    """Rows of the categories file that gave no file a category, with their line and why."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -146,6 +149,10 @@ class IngestReport:
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
             "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
+            "categoryRowsIgnored": [
+                {"line": r.line, "path": r.path, "reason": r.reason}
+                for r in self.category_rows_ignored
+            ],
         }
 
 
@@ -274,14 +281,15 @@ def ingest_folder(
     if not root.is_dir():
         raise ConfigurationError(f"not a folder: {root}")
     root = root.resolve()
-    namespace = source_prefix.strip("/")
+    namespace = check_source_prefix(source_prefix)
     report = IngestReport(path=str(root), collection=settings.collection)
 
-    categories = (
-        load_category_map(settings.categories_file, settings.categories_column)
+    table = (
+        read_category_map(settings.categories_file, settings.categories_column)
         if settings.categories_file
         else None
     )
+    categories = table.mapping if table is not None else None
     walk = walk_knowledge_folder(root, follow_links_inside=follow_links)
     if not walk.files and not walk.skipped and not prune:
         raise ConfigurationError(
@@ -291,6 +299,11 @@ def ingest_folder(
         )
     report.skipped.extend(walk.skipped)
     report.files_seen = len(walk.files) + len(walk.skipped)
+    if table is not None:
+        on_disk = {f.relative_to(root).as_posix() for f in walk.files}
+        on_disk |= {s.source for s in walk.skipped}
+        ignored = table.ignored + table.unmatched(on_disk)
+        report.category_rows_ignored = sorted(ignored, key=lambda row: row.line)
     docs: list[KnowledgeDocument] = []
     for file in walk.files:
         loaded = load_document(file, root, settings.max_file_bytes, categories, namespace)
