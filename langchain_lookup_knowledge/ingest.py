@@ -32,11 +32,13 @@ from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
+from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.errors import (
     ConfigurationError,
     LookupKnowledgeError,
     StoreUnavailableError,
 )
+from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import IgnoredRow, read_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -54,7 +56,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
@@ -63,6 +65,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import prepare_for_ingest
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,
@@ -126,6 +129,8 @@ class IngestReport:
     index build); nothing was re-embedded."""
     category_rows_ignored: list[IgnoredRow] = field(default_factory=list)
     """Rows of the categories file that gave no file a category, with their line and why."""
+    rebuilt: list[str] = field(default_factory=list)
+    """Collections dropped before writing (``rebuild``): everything was ingested again."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -153,6 +158,7 @@ class IngestReport:
                 {"line": r.line, "path": r.path, "reason": r.reason}
                 for r in self.category_rows_ignored
             ],
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -257,6 +263,7 @@ def ingest_folder(
     on_chunk_progress: ChunkProgressCallback | None = None,
     follow_links: bool = False,
     source_prefix: str = "",
+    rebuild: bool = False,
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
@@ -265,6 +272,7 @@ def ingest_folder(
     (``team-a/runbooks/x.md``), so several folders share one collection; ``prune`` then
     removes only that namespace's documents. Without a prefix, a collection holds one folder:
     ingesting another folder into it is refused (the message names the other folder).
+    ``rebuild``: drop the collection, its catalog and vocabulary first (a damaged store).
 
     Raises:
         ConfigurationError: ``path`` is missing, not a folder or has no markdown file (and
@@ -272,6 +280,7 @@ def ingest_folder(
             another folder's documents under the same (empty) namespace.
         StoreUnavailableError: Milvus cannot be opened or written.
         EmbeddingError: the embedder failed, or answered unusable vectors.
+        DamagedStoreError: the store's files are damaged (without ``rebuild``).
     """
     settings = settings or LookupSettings()
     started = time.perf_counter()
@@ -318,6 +327,10 @@ def ingest_folder(
     scope = _FolderScope(str(root), namespace, present, prune)
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
+        _create_default_data_dir(settings)
+        report.rebuilt = prepare_for_ingest(
+            open_client(settings), settings, rebuild=rebuild, folder=str(path)
+        )
         return _ingest(docs, settings, report, started, options, scope=scope)
 
 
@@ -368,12 +381,21 @@ def _check_one_root(
         if others:
             logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
         return
+    demo = others and all(is_bundled_sample(o) for o in others)  # `lookup-knowledge demo`'s
+    if demo and scope.prune:
+        logger.warning("%s takes the place of the bundled sample (--prune)", scope.root)
+        return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
         msg = (
             f"the collection already holds {count} document(s) ingested from {others[0]}, "
-            f"not from {scope.root}: ingest each folder with its own --source-prefix "
-            "(namespace) to keep both, or use another --collection"
+            f"not from {scope.root}: "
+            + (
+                "the demo's sample; add --prune to replace it"
+                if demo
+                else "ingest each folder with its own --source-prefix (namespace) to keep "
+                "both, or use another --collection"
+            )
         )
         raise ConfigurationError(msg)
 
@@ -423,7 +445,10 @@ def _ingest(
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
     if scope is not None:
         _check_one_root(known, scope, settings)
-    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap)
+    # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
+    embedder = options.embeddings or build_embeddings(settings)
+    window = window_of(embedder, settings.embedding_max_tokens)
+    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name)
     # The catalog is not proof: what is really stored is checked against it, per document.
     has_chunks = client.has_collection(settings.collection)
     stored: dict[str, set[str]] = {}
@@ -471,7 +496,6 @@ def _ingest(
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
-        embedder = options.embeddings or build_embeddings(settings)
         probe = embedder.embed_query(PROBE_TEXT)
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
@@ -485,7 +509,7 @@ def _ingest(
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         planned = [
-            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap))
+            (doc, chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window))
             for doc in changed
         ]
         chunk_total = sum(len(chunks) for _, chunks in planned)
@@ -673,6 +697,7 @@ def _write_documents(
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
+    window = window_of(embedder, settings.embedding_max_tokens)
     root = scope.root if scope is not None else ""
     namespace = scope.namespace if scope is not None else ""
 
@@ -680,7 +705,7 @@ def _write_documents(
         nonlocal group_chunks
         if not group:
             return
-        texts = [embedding_text(c, d) for d, chunks in group for c in chunks]
+        texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
         vectors = _embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]
@@ -758,7 +783,9 @@ def _upsert_isolated(
     except Exception as exc:
         if len(rows_of) <= 1:
             raise
-        logger.warning("a batch upsert failed (%s); writing document by document", exc)
+        logger.warning(
+            "a batch upsert failed (%s); writing document by document", describe_exception(exc)
+        )
     written: _Written = []
     failures: list[tuple[KnowledgeDocument, Exception]] = []
     for item in rows_of:
@@ -770,7 +797,7 @@ def _upsert_isolated(
     if failures and not written:
         raise failures[0][1]
     for doc, error in failures:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        first = describe_exception(error, with_type=False)
         report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
     return written
 

@@ -46,6 +46,9 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
         print(f"  skipped {safe_name(skipped.source)}: {safe_name(skipped.reason)}")
     for warning in report.warnings:
         print(f"  indexed with a change {safe_name(warning.source)}: {safe_name(warning.reason)}")
+    if report.rebuilt:
+        rebuilt = ", ".join(safe_name(name) for name in report.rebuilt)
+        print(f"  rebuilt: dropped {rebuilt} and ingested everything again")
     if report.indexes_repaired:
         fields = ", ".join(safe_name(f) for f in report.indexes_repaired)
         print(f"  repaired the missing index of {fields} (an index build had not finished)")
@@ -81,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=None if not args.json else False,
         follow_links=args.follow_links,
         source_prefix=args.source_prefix,
+        rebuild=args.rebuild,
     )
     print_ingest_report(report, args.json)
     if args.strict and report.skipped:
@@ -116,6 +120,12 @@ def register(sub: Subcommands) -> None:
         default="",
         help="namespace for this folder's sources (NAME/path.md), so several folders share a "
         "collection; --prune then removes only this namespace's documents",
+    )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="drop the collection, its catalog and vocabulary, then ingest everything again "
+        "(the fix for a damaged store)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)

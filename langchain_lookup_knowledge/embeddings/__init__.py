@@ -3,5 +3,13 @@
 from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
 from langchain_lookup_knowledge.embeddings.factory import build_embeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
+from langchain_lookup_knowledge.embeddings.window import TokenWindow, window_of
 
-__all__ = ["CachedQueryEmbeddings", "ModelFiles", "OnnxSentenceEmbeddings", "build_embeddings"]
+__all__ = [
+    "CachedQueryEmbeddings",
+    "ModelFiles",
+    "OnnxSentenceEmbeddings",
+    "TokenWindow",
+    "build_embeddings",
+    "window_of",
+]

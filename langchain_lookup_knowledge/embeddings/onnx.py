@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langchain_lookup_knowledge.embeddings.window import HuggingFaceWindow
 from langchain_lookup_knowledge.errors import ModelFilesError
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -140,6 +141,10 @@ class OnnxSentenceEmbeddings(Embeddings):
         if isinstance(width, int):
             return width
         return len(self.embed_query("dimension probe"))
+
+    def token_window(self) -> HuggingFaceWindow:
+        """This model's window (``max_tokens``) counted with its own tokenizer."""
+        return HuggingFaceWindow(self.files.tokenizer, self.max_tokens)
 
     def _ensure_loaded(self) -> object:
         if self._session is None:

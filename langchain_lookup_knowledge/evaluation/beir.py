@@ -31,6 +31,8 @@ from typing import Any
 from langchain_core.documents import Document
 
 from langchain_lookup_knowledge.core.lexical import LEXICAL_VERSION
+from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation import runner
 from langchain_lookup_knowledge.evaluation.baseline import (
@@ -160,10 +162,11 @@ def pipeline_collection(
 ) -> str:
     """Collection name from the corpus, the chunking, the embedded text of a sample and the
     lexical form of the BM25 input."""
+    window = window_of(build_embeddings(settings), settings.embedding_max_tokens)
     sample = "\n".join(
-        embedding_text(c, d)
+        embedding_text(c, d, window)
         for d in docs[:5]
-        for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap)
+        for c in chunk_document(d, settings.chunk_size, settings.chunk_overlap, window)
     )
     return "beir_" + runner.short_hash(
         data.corpus_hash,

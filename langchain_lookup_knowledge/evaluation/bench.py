@@ -61,6 +61,7 @@ from pydantic import SecretStr
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.knowledge import SAMPLE_KB
 from langchain_lookup_knowledge.questions import read_question_file, readable_only
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
@@ -68,7 +69,6 @@ from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
 
 _CHILD_TOOL = """
@@ -299,21 +299,24 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
     """``ingest_folder`` vs ``Milvus.from_documents`` on the same chunks and embedder."""
     from langchain_milvus import Milvus
 
+    from langchain_lookup_knowledge.embeddings.window import window_of
     from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedding_text
     from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
     from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
     from langchain_lookup_knowledge.store.connection import connection_args, open_client
 
+    window = window_of(embedder, settings.embedding_max_tokens)
     docs: list[Document] = []
     ids: list[str] = []
     for file in iter_markdown_files(kb):
         doc = load_document(file, kb, settings.max_file_bytes)
         if isinstance(doc, KnowledgeDocument):
-            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap):
+            for chunk in chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window):
                 docs.append(
                     Document(
-                        page_content=embedding_text(chunk, doc), metadata={"source": chunk.source}
+                        page_content=embedding_text(chunk, doc, window),
+                        metadata={"source": chunk.source},
                     )
                 )
                 ids.append(chunk.evidence_key)
@@ -339,9 +342,7 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         report = ingest_folder(kb, ours, embeddings=embedder, show_progress=False)
         ours_s = report.seconds
     finally:
-        for name in (bare_name, ours.collection, ours.resolved_catalog_collection):
-            if client.has_collection(name):
-                client.drop_collection(name)
+        drop_scratch_collections(client, tag)
     ours_rate = report.chunks_written / ours_s if ours_s else 0.0
     bare_rate = len(docs) / bare_s if bare_s else 0.0
     return {
@@ -352,6 +353,20 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         "ingest_s": round(ours_s, 3),
         "bare_ingest_s": round(bare_s, 3),
     }
+
+
+def drop_scratch_collections(client: Any, tag: str) -> list[str]:
+    """Drop every collection whose name holds ``tag`` (a bench's throwaway chunk collection
+    and all it made beside it: catalog, vocabulary, the bare store's); returns their names.
+
+    Example:
+        >>> drop_scratch_collections(client, "3f2a9c1e")  # doctest: +SKIP
+        ['bench_bare_3f2a9c1e', 'bench_ingest_3f2a9c1e', 'bench_ingest_3f2a9c1e_catalog', ...]
+    """
+    dropped = sorted(name for name in client.list_collections() if tag in name)
+    for name in dropped:
+        client.drop_collection(name)
+    return dropped
 
 
 def _retry_questions(questions: Sequence[str], categories: Sequence[str]) -> list[str]:
@@ -373,8 +388,8 @@ def run_bench(
     """Run every measurement; the report's top level holds the headline figures."""
     from langchain_lookup_knowledge.embeddings import build_embeddings
     from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
-    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.pipeline.transform import prepare_query
     from langchain_lookup_knowledge.recording import recorder_for
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
@@ -457,32 +472,21 @@ def run_bench(
 
     # The pipeline's own L1 search alone (embedded as the bare store embeds, no graph, no
     # rerank, no record): how much of a lookup is the retrieval it must do. It searches what
-    # the lookup's first attempt searches (plan_query: CJK rule, L0 category filter), with the
+    # the lookup's first attempt searches (prepare_query: CJK rule, L0 category filter), with the
     # question's L0 match made beforehand, outside the timed call.
     l1_runtime = LookupRuntime(settings, embeddings=raw)
     l1_path = l1_runtime.path("sdk" if settings.mode == "sdk" else "vectorstore")
     l0_matches = {q: l1_runtime.matcher().match(q) for q in questions}
 
     def l1_search(query: str) -> Any:
-        vector = raw.embed_query(query)
-        plan = plan_query(query, settings, vector=vector, layout=layout, l0=l0_matches[query])
-        first = plan.first_attempt
-        return l1_path.search(plan.request(first.expr if first else None, vector))
+        prepared = prepare_query(l1_runtime, query, l0=l0_matches[query], embeddings=raw)
+        return l1_path.search(prepared.first_request())
 
     # LangGraph's own cost for this shape: the lookup's wiring, no-op bodies, invoked as the
     # tool invokes its graph (a typical route: the plan of the first question, first attempt
     # answers).
-    floor_vector = raw.embed_query(questions[0])
-    floor = build_graph_floor(
-        settings,
-        plan_query(
-            questions[0],
-            settings,
-            vector=floor_vector,
-            layout=layout,
-            l0=l0_matches[questions[0]],
-        ),
-    )
+    floor_plan = prepare_query(l1_runtime, questions[0], l0=l0_matches[questions[0]]).plan
+    floor = build_graph_floor(settings, floor_plan)
     floor_config: RunnableConfig = {"callbacks": None, "run_name": PIPELINE_RUN_NAME}
 
     def graph_floor(query: str) -> Any:

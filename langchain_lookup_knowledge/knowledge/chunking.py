@@ -1,29 +1,33 @@
 """Heading-aware chunking with breadcrumbs and a stable chunk identity (``evidenceKey``).
 
-Sections (split at markdown headings outside code fences) are packed greedily into chunks of at
-most ``chunk_size`` characters; a section longer than that is split at paragraph, then line, then
-character boundaries with a small overlap. The identity of a chunk is ``<source>#<ordinal>``.
+Sections (split at markdown headings outside code fences) are packed into chunks of whole
+blocks that fit the embedder's window with the header it reads (:mod:`packing`), at most
+``chunk_size`` characters each. The identity of a chunk is ``<source>#<ordinal>``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from langchain_lookup_knowledge.core.text import is_cjk_char
+from langchain_lookup_knowledge.embeddings.window import HuggingFaceWindow, TokenWindow
 from langchain_lookup_knowledge.knowledge.documents import (
     _HEADING,
     MAX_HEADING_CHARS,
     KnowledgeDocument,
     is_fence,
 )
+from langchain_lookup_knowledge.knowledge.packing import pack_sections, split_span
 
 BREADCRUMB_SEPARATOR = " > "
-CHUNKING_VERSION = 4
+CHUNKING_VERSION = 5
 """Bumped whenever the same file would be chunked differently (2: HTML comments dropped;
 3: frontmatter after a licence comment, empty frontmatter, bounded headings and terms;
-4: a CJK document that fits in one Latin-sized chunk is one chunk)."""
-CJK_SIZE_FACTOR = 0.4
-"""Chunk size of a long CJK document, as a share of the Latin one (about a token a character)."""
+4: a CJK document that fits in one Latin-sized chunk is one chunk; 5: chunks of whole blocks
+and sentences sized with the embedder's tokenizer)."""
+DEFAULT_WINDOW_TOKENS = 256
+"""The bundled all-MiniLM-L6-v2 reads 256 word pieces, special tokens included."""
 
 
 @dataclass(frozen=True)
@@ -47,14 +51,17 @@ class Chunk:
     text: str
 
 
-def chunking_signature(chunk_size: int, chunk_overlap: int) -> str:
+def chunking_signature(chunk_size: int, chunk_overlap: int, window: str = "") -> str:
     """How a document was chunked; a document chunked another way is re-ingested.
 
+    ``window``: the embedder window's name (another tokenizer or window re-chunks).
+
     Example:
-        >>> chunking_signature(1000, 150)
-        'v4/1000/150'
+        >>> chunking_signature(1000, 150, "hf:minilm/256")
+        'v5/1000/150/hf:minilm/256'
     """
-    return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}"
+    tail = f"/{window}" if window else ""
+    return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}{tail}"
 
 
 def evidence_key(source: str, ordinal: int) -> str:
@@ -101,37 +108,18 @@ def split_sections(body: str, title: str) -> list[Section]:
     return sections
 
 
-def _split_long(text: str, size: int, overlap: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``size`` characters, preferring natural breaks."""
-    if len(text) <= size:
-        return [text]
-    pieces: list[str] = []
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + size)
-        if end < len(text):
-            window = text[start:end]
-            cut = max(
-                window.rfind("\n\n"), window.rfind("\n"), window.rfind("。"), window.rfind(". ")
-            )
-            if cut > size // 2:
-                end = start + cut + 1
-        pieces.append(text[start:end])
-        if end >= len(text):
-            break
-        start = max(end - overlap, start + 1)
-    return pieces
-
-
 def chunk_document(
-    doc: KnowledgeDocument, chunk_size: int = 1000, overlap: int = 150
+    doc: KnowledgeDocument,
+    chunk_size: int = 1000,
+    overlap: int = 150,
+    window: TokenWindow | None = None,
 ) -> list[Chunk]:
-    """Chunk one document. Long CJK text gets a smaller size (one token per character).
+    """Chunk one document to fit ``window`` (default: the bundled model's 256 word pieces).
 
-    A CJK document that fits in ``chunk_size`` characters stays one chunk: BM25 (what answers
-    a Chinese question under the English-only default embedder) scores chunks apart, and a
-    600-character runbook cut in two leaves each half with a part of the question's terms
-    (runbooks-zh dev, BM25 over the pipeline's chunks: MRR@5 0.843 split, 0.887 whole).
+    A chunk holds whole blocks (headings, paragraphs, list items, tables, code fences) of one or
+    more sections, at most ``chunk_size`` characters (a code block may exceed that when it fits
+    the window), and, behind the header the dense model reads with it (:func:`embedding_text`),
+    fits the embedder's window counted with its own tokenizer. See :mod:`packing`.
 
     Example:
         >>> from langchain_lookup_knowledge.knowledge.documents import parse_document
@@ -143,28 +131,28 @@ def chunk_document(
         raise ValueError(f"chunk_size must be >= 50, got {chunk_size}")
     if not 0 <= overlap < chunk_size // 2:
         raise ValueError(f"overlap must be within 0..{chunk_size // 2 - 1}, got {overlap}")
-    if len(doc.body) > chunk_size and cjk_ratio(doc.body[:4000]) > 0.3:
-        chunk_size = max(200, int(chunk_size * CJK_SIZE_FACTOR))
-        overlap = min(overlap, chunk_size // 4)
+    window = window or default_window()
+    sections = [(s.path, s.text) for s in split_sections(doc.body, doc.title)]
 
-    packed: list[tuple[tuple[str, ...], str]] = []
-    for section in split_sections(doc.body, doc.title):
-        for piece in _split_long(section.text, chunk_size, overlap):
-            if packed and len(packed[-1][1]) + 2 + len(piece) <= chunk_size:
-                path, text = packed[-1]
-                packed[-1] = (path, f"{text}\n\n{piece}")
-            else:
-                packed.append((section.path, piece))
+    headers: dict[tuple[tuple[str, ...], bool], str] = {}
+
+    def header_of(path: tuple[str, ...], ordinal: int) -> str:
+        key = (path, ordinal == 0)
+        if key not in headers:
+            headers[key] = embedding_header(_breadcrumb(path), doc, ordinal, window)
+        return headers[key]
 
     chunks: list[Chunk] = []
-    for ordinal, (path, text) in enumerate(packed):
+    for ordinal, (path, text) in enumerate(
+        pack_sections(sections, window, header_of, chunk_size, overlap)
+    ):
         chunks.append(
             Chunk(
                 evidence_key=evidence_key(doc.source, ordinal),
                 source=doc.source,
                 ordinal=ordinal,
                 title=doc.title,
-                breadcrumb=BREADCRUMB_SEPARATOR.join(p for p in path if p),
+                breadcrumb=_breadcrumb(path),
                 category=doc.category,
                 text=text,
             )
@@ -172,12 +160,42 @@ def chunk_document(
     return chunks
 
 
-def embedding_text(chunk: Chunk, doc: KnowledgeDocument) -> str:
-    """What the dense model reads for a chunk: breadcrumb and document terms, then the text."""
-    header = [chunk.breadcrumb]
+def _breadcrumb(path: tuple[str, ...]) -> str:
+    return BREADCRUMB_SEPARATOR.join(p for p in path if p)
+
+
+def embedding_header(
+    breadcrumb: str, doc: KnowledgeDocument, ordinal: int, window: TokenWindow | None = None
+) -> str:
+    """The header the dense model reads before a chunk: breadcrumb, the document's terms, and
+    its summary on the first chunk; cut at a word start to at most half of ``window``."""
+    header = [breadcrumb]
     terms = [*doc.aliases, *doc.keywords]
     if terms:
         header.append(", ".join(terms))
-    if chunk.ordinal == 0 and doc.summary:
+    if ordinal == 0 and doc.summary:
         header.append(doc.summary)
-    return "\n".join(header) + "\n\n" + chunk.text
+    text = "\n".join(header)
+    window = window or default_window()
+    half = window.max_tokens // 2
+    if window.count([text])[0] <= half:
+        return text
+    base = window.count([""])[0]
+    first = split_span(text, 0, len(text), max(4, half - base), len(text), window, base)[0]
+    return text[: first[1]].rstrip()
+
+
+def embedding_text(chunk: Chunk, doc: KnowledgeDocument, window: TokenWindow | None = None) -> str:
+    """What the dense model reads for a chunk: breadcrumb and document terms, then the text.
+
+    ``window``: the one the chunk was made for (its header is bounded to half of it).
+    """
+    return embedding_header(chunk.breadcrumb, doc, chunk.ordinal, window) + "\n\n" + chunk.text
+
+
+@lru_cache(maxsize=1)
+def default_window() -> TokenWindow:
+    """The bundled all-MiniLM-L6-v2's window: 256 word pieces, counted with its tokenizer."""
+    from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
+
+    return HuggingFaceWindow(ModelFiles.pinned_default().tokenizer, DEFAULT_WINDOW_TOKENS)

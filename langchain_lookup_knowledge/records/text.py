@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_lookup_knowledge.core.display import safe_name
+from langchain_lookup_knowledge.records.documents import document_names
 
 GAP_GROUPS_SHOWN = 15
 DOCUMENTS_SHOWN = 10
@@ -100,11 +101,10 @@ def _gaps(gaps: dict[str, Any]) -> list[str]:
 
 def _documents(documents: dict[str, Any]) -> list[str]:
     lines = ["most cited (lookups, evidence blocks, in context pack):"]
-    for doc in (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]:
-        lines.append(
-            f"  {doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}  "
-            f"{safe_name(doc['source'])}"
-        )
+    cited = (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]
+    for doc, name in zip(cited, document_names(cited), strict=True):
+        counts = f"{doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}"
+        lines.append(f"  {counts}  {safe_name(name)}")
     never = documents.get("never_cited") or []
     lines.append(
         f"never cited: {len(never)} of {documents.get('catalog_documents')} catalog documents"

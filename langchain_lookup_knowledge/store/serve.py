@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
+from langchain_lookup_knowledge.redaction import describe_exception
+from langchain_lookup_knowledge.store.connection import check_lite_path
+from langchain_lookup_knowledge.store.lite_lock import DEFAULT_PORT, lite_locked_message
 
-DEFAULT_PORT = 19530
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE_S = 5.0
 
@@ -39,26 +41,6 @@ def check_loopback(host: str) -> str:
         )
         raise ConfigurationError(msg)
     return host
-
-
-def lite_locked_message(path: Path | str) -> str:
-    """What a process that finds the Lite file ``path`` open elsewhere is told: why, and the fix.
-
-    Example:
-        >>> print(lite_locked_message("/kb/milvus.db"))  # doctest: +NORMALIZE_WHITESPACE
-        Milvus Lite database /kb/milvus.db is locked by another process (one process at a time
-        may open a Lite file): share it by serving it, `lookup-knowledge serve --uri
-        /kb/milvus.db` (once the other process stops, unless it is that server), and point
-        every process at the URI it prints (--uri http://127.0.0.1:19530 or
-        LOOKUP_KNOWLEDGE_MILVUS_URI)
-    """
-    return (
-        f"Milvus Lite database {path} is locked by another process (one process at a time may "
-        "open a Lite file): share it by serving it, `lookup-knowledge serve --uri "
-        f"{path}` (once the other process stops, unless it is that server), and point every "
-        f"process at the URI it prints (--uri http://127.0.0.1:{DEFAULT_PORT} or "
-        "LOOKUP_KNOWLEDGE_MILVUS_URI)"
-    )
 
 
 @dataclass
@@ -109,7 +91,6 @@ def start_lite_server(
     from milvus_lite.adapter.grpc.server import start_server_in_thread
 
     from langchain_lookup_knowledge.errors import LiteDatabaseLockedError
-    from langchain_lookup_knowledge.store.connection import check_lite_path
 
     check_loopback(host)
     db_path = check_lite_path(str(path))
@@ -121,7 +102,7 @@ def start_lite_server(
     except DataDirLockedError:
         raise LiteDatabaseLockedError(lite_locked_message(db_path)) from None
     except (OSError, RuntimeError) as exc:
-        text = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+        text = describe_exception(exc)
         raise StoreUnavailableError(f"cannot serve {db_path} on {host}:{port}: {text}") from None
     return LiteServer(db_path, host, int(bound), server, db)
 
@@ -131,6 +112,5 @@ __all__ = [
     "LOOPBACK_HOSTS",
     "LiteServer",
     "check_loopback",
-    "lite_locked_message",
     "start_lite_server",
 ]

@@ -12,9 +12,10 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge import LookupSettings
+from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
 from langchain_lookup_knowledge.ingest import IngestReport, ingest_folder
-from langchain_lookup_knowledge.knowledge.chunking import chunk_document
+from langchain_lookup_knowledge.knowledge.chunking import CHUNKING_VERSION, chunk_document
 from langchain_lookup_knowledge.knowledge.documents import parse_document
 from langchain_lookup_knowledge.store.catalog_store import load_catalog
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
@@ -382,7 +383,35 @@ def test_changing_the_chunk_size_rechunks_unchanged_files(kb_settings, tmp_path,
     assert again.indexed == ["a.md"]  # same bytes, chunked another way: written again
     assert again.chunks_written > first.chunks_written
     assert len(chunk_rows(smaller, "a.md")) == again.chunks_written  # no stale chunk left
-    assert catalog(smaller)["a.md"].chunking == f"v4/{smaller.chunk_size}/{smaller.chunk_overlap}"
+    window = window_of(real_embeddings).name  # the embedder's tokenizer and window
+    assert catalog(smaller)["a.md"].chunking == (
+        f"v{CHUNKING_VERSION}/{smaller.chunk_size}/{smaller.chunk_overlap}/{window}"
+    )
+
+
+def test_another_embedder_window_rechunks_unchanged_files(kb_settings, tmp_path, real_embeddings):
+    from langchain_lookup_knowledge.embeddings.window import EstimatedWindow
+
+    class NarrowWindow:  # a fake only in the window it says: the real model embeds
+        def __init__(self, inner):
+            self.inner = inner
+
+        def token_window(self):
+            return EstimatedWindow(96, label="narrow")
+
+        def embed_documents(self, texts):
+            return self.inner.embed_documents(texts)
+
+        def embed_query(self, text):
+            return self.inner.embed_query(text)
+
+    kb = tmp_path / "kb"
+    write(kb, "a.md", long_doc("Alpha runbook", 3))
+    first = ingest_folder(kb, kb_settings, embeddings=real_embeddings)
+    again = ingest_folder(kb, kb_settings, embeddings=NarrowWindow(real_embeddings))
+    assert again.indexed == ["a.md"]  # same bytes, another window: chunked again
+    assert again.chunks_written > first.chunks_written
+    assert catalog(kb_settings)["a.md"].chunking.endswith("/narrow96")
 
 
 # --- categories from a side file ----------------------------------------------------------

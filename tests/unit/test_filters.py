@@ -244,3 +244,9 @@ def test_numbers_round_trip_through_milvus(lite: object, n: int, x: float) -> No
     assert 1 in _matching(lite, filter_to_expr({"n": n}))
     assert 1 in _matching(lite, filter_to_expr({"x": x}))
     assert _matching(lite, and_exprs(filter_to_expr({"n": [n]}), "id == 1")) == [1]
+
+
+@pytest.mark.parametrize("name", ["A\n", "tenant\n", 'metadata["tenant"]\n'])
+def test_a_trailing_newline_is_no_identifier(name: str) -> None:
+    with pytest.raises(UnsafeFilterError):
+        field_ref(name)

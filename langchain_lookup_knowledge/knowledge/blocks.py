@@ -1,0 +1,100 @@
+"""A section's markdown as blocks: headings, paragraphs, list items, tables and code fences.
+
+Blocks are ``(start, end, kind)`` spans of the section text, in order; the chunker packs whole
+blocks and splits only a block too long for a chunk (prose at sentences, code and tables at
+line ends).
+
+Example:
+    >>> text = "## Fix\\n\\nRun it:\\n\\n- one\\n- two\\n\\n```sh\\necho a\\n\\necho b\\n```"
+    >>> [(text[s:e], k) for s, e, k in markdown_blocks(text)][:3]
+    [('## Fix', 'heading'), ('Run it:', 'paragraph'), ('- one', 'item')]
+    >>> markdown_blocks(text)[-1][2]
+    'code'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from langchain_lookup_knowledge.knowledge.documents import _HEADING, is_fence
+
+BlockKind = Literal["heading", "paragraph", "item", "table", "code"]
+Block = tuple[int, int, BlockKind]
+
+_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+\S")
+_TABLE = re.compile(r"^\s*\|")
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every line, without its newline."""
+    spans = []
+    begin = 0
+    while begin <= len(text):
+        newline = text.find("\n", begin)
+        if newline < 0:
+            spans.append((begin, len(text)))
+            break
+        spans.append((begin, newline))
+        begin = newline + 1
+    return spans
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """The blocks of ``text``; blank lines, which separate them, belong to none."""
+    blocks: list[Block] = []
+    current: list[int] = []  # [start, end] of the open block
+    kind: BlockKind = "paragraph"
+    fence_open = False
+
+    def close() -> None:
+        if current:
+            blocks.append((current[0], current[1], kind))
+            current.clear()
+
+    for start, end in _lines(text):
+        line = text[start:end]
+        if fence_open:
+            current[1] = end
+            if is_fence(line):
+                fence_open = False
+                close()
+            continue
+        if is_fence(line):
+            close()
+            current[:] = [start, end]
+            kind, fence_open = "code", True
+            continue
+        if not line.strip():
+            close()
+            continue
+        if _HEADING.match(line):
+            close()
+            blocks.append((start, end, "heading"))
+            continue
+        line_kind: BlockKind | None = None
+        if _TABLE.match(line):
+            line_kind = "table"
+        elif _ITEM.match(line):
+            line_kind = "item"
+        if current and (line_kind == "item" or (line_kind == "table") != (kind == "table")):
+            close()
+        if current:
+            current[1] = end
+        else:
+            current[:] = [start, end]
+            kind = line_kind or "paragraph"
+    close()
+    return blocks
+
+
+def line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Contiguous spans of ``text[start:end]`` ending after each newline (code, tables)."""
+    spans = []
+    begin = start
+    while begin < end:
+        newline = text.find("\n", begin, end)
+        stop = end if newline < 0 else newline + 1
+        spans.append((begin, stop))
+        begin = stop
+    return spans
