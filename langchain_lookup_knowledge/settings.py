@@ -569,7 +569,10 @@ class LookupSettings(BaseSettings):
         "0 turns a boost off.",
     )
     context_budget_chars: int = Field(
-        default=6000, ge=200, description="Context pack budget (characters)."
+        default=2300,
+        ge=200,
+        description="Context pack budget (characters): the blocks' text the model reads, its "
+        "first line aside. The best block gets the room it needs first.",
     )
     relevance_knee: float = Field(
         default=0.6,
