@@ -575,7 +575,7 @@ class LookupSettings(BaseSettings):
         "first line aside. The best block gets the room it needs first.",
     )
     relevance_knee: float = Field(
-        default=0.6,
+        default=0.54,
         ge=0.0,
         le=1.0,
         description="A block is shown to the model only when its score is at least this share "
