@@ -381,21 +381,15 @@ def _check_one_root(
         if others:
             logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
         return
-    demo = others and all(is_bundled_sample(o) for o in others)  # `lookup-knowledge demo`'s
-    if demo and scope.prune:
-        logger.warning("%s takes the place of the bundled sample (--prune)", scope.root)
+    if others and all(is_bundled_sample(o) for o in others):  # `lookup-knowledge demo`'s
+        logger.warning("%s takes the place of the bundled sample", scope.root)
         return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
         msg = (
             f"the collection already holds {count} document(s) ingested from {others[0]}, "
-            f"not from {scope.root}: "
-            + (
-                "the demo's sample; add --prune to replace it"
-                if demo
-                else "ingest each folder with its own --source-prefix (namespace) to keep "
-                "both, or use another --collection"
-            )
+            f"not from {scope.root}: ingest each folder with its own --source-prefix "
+            "(namespace) to keep both, or use another --collection"
         )
         raise ConfigurationError(msg)
 
@@ -599,6 +593,14 @@ def _settle_absent(
     others = {e.namespace for e in known.values() if e.namespace and e.namespace != scope.namespace}
     ours = {s for s, e in known.items() if e.namespace == scope.namespace}
     gone = sorted(ours - scope.present)
+    # The demo's sample gives way to the user's folder whole (removed as if pruned).
+    sample = [] if scope.prune else [s for s in gone if is_bundled_sample(known[s].root)]
+    if sample:
+        for batch in _batches(sample, 500):
+            client.delete(layout.name, filter=condition(layout.source_ref(), batch))
+        delete_entries(client, catalog_name, sample)
+        report.pruned = sample
+        gone = [s for s in gone if s not in set(sample)]
     # Chunks of a document that never got its catalog entry (a killed run), no file either.
     orphans = sorted(
         s

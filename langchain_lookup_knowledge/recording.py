@@ -24,6 +24,7 @@ from collections import deque
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, NotRequired, Protocol, runtime_checkable
 
 from sqlalchemy import select
@@ -33,34 +34,49 @@ from sqlalchemy.exc import TimeoutError as SqlAlchemyTimeoutError
 from typing_extensions import TypedDict, Unpack
 
 from langchain_lookup_knowledge.core.models import LookupResult
-from langchain_lookup_knowledge.records.columns import indexed_values, source_rows
+from langchain_lookup_knowledge.records.columns import indexed_values, scope_key, source_rows
 from langchain_lookup_knowledge.records.database import create_schema as create_schema
 from langchain_lookup_knowledge.records.database import open_engine
+from langchain_lookup_knowledge.records.losses import (
+    AT_EXIT,
+    LOSS_FILE_NAME,
+    QUEUE_FULL,
+    LossCounter,
+    append_loss_file,
+)
 from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
 from langchain_lookup_knowledge.records.retention import AutoPrune
 from langchain_lookup_knowledge.records.tables import metadata as metadata
-from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
+from langchain_lookup_knowledge.records.tables import (
+    tool_invocation,
+    tool_invocation_loss,
+    tool_invocation_source,
+)
 from langchain_lookup_knowledge.redaction import describe_exception, redact, redact_value
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
 
 MAX_BACKLOG = 10_000
-"""Rows kept in memory while the records database is unavailable (the oldest go first)."""
+"""Rows a recorder holds unwritten (queued, being written, or waiting for the database) by
+default; a row past it is dropped, counted and reported (:mod:`.records.losses`)."""
 
 
 class InvocationCall(TypedDict):
     """One lookup call as a recorder takes it: the keyword arguments of ``record``/``enqueue``.
 
     ``details`` is the call's ``retrieval_details``; ``error`` the retrieval error's message and
-    ``latency_ms`` the lookup's time, when known. A recorder of your own may spell them out
-    (``def record(self, *, result, details, error=None, latency_ms=None)``).
+    ``latency_ms`` the lookup's time, when known; ``scope`` the filter the lookup ran under
+    (``default_filter`` and the call's own ``filters``; absent: the recorder's ``scope``). A
+    recorder of your own may spell them out
+    (``def record(self, *, result, details, error=None, latency_ms=None, scope=None)``).
     """
 
     result: LookupResult
     details: dict[str, Any]
     error: NotRequired[str | None]
     latency_ms: NotRequired[float | None]
+    scope: NotRequired[dict[str, Any] | None]
 
 
 class InvocationRecorder(Protocol):
@@ -112,9 +128,17 @@ class SqlInvocationRecorder:
     :meth:`record` waits for it. A lookup never waits more than ``timeout_s`` for its row: one
     writer thread inserts, with driver timeouts of the same size (SQLite busy timeout,
     PostgreSQL connect, lock and statement timeouts). A failed or timed-out write opens a
-    circuit for ``retry_after_s``: meanwhile rows wait in memory (at most :data:`MAX_BACKLOG`)
-    and lookups do not touch the database; the writer retries on its own and writes the waiting
-    rows as soon as the database answers.
+    circuit for ``retry_after_s``: meanwhile rows wait in memory and lookups do not touch the
+    database; the writer retries on its own and writes the waiting rows as soon as the database
+    answers.
+
+    At most ``max_waiting`` rows are held unwritten (queued, being written or waiting); a new
+    row past it is dropped: the newest, so the lookup whose row is lost is the one told (its
+    trace: ``recording.row = "dropped"``), the rows kept stay one contiguous stretch, and the
+    writer's queue is never reached into. Every drop is counted (the trace's
+    ``recording.dropped``), logged, and persisted as a ``tool_invocation_loss`` row with the next
+    write; rows still unwritten at exit are counted the same way, or, when the database cannot
+    take the count, appended to ``loss_file``.
     """
 
     def __init__(
@@ -129,6 +153,8 @@ class SqlInvocationRecorder:
         retention_days: float | None = None,
         timeout_s: float = 2.0,
         retry_after_s: float = 30.0,
+        max_waiting: int = MAX_BACKLOG,
+        loss_file: str | None = None,
     ) -> None:
         self.url = url
         self.tool_name = tool_name
@@ -148,8 +174,13 @@ class SqlInvocationRecorder:
         )
         self._writer: threading.Thread | None = None
         self._backlog: deque[dict[str, Any]] = deque()
-        self._dropped = 0
+        self.max_waiting = max_waiting
+        self.loss_file = loss_file
+        self.losses = LossCounter()
+        self._warned_at = 0.0
         self._inflight = 0
+        self._write_lock = threading.Lock()  # held by a write: the exit count waits for it
+        self._closing = False  # set at exit: no write starts after the unwritten rows are counted
         self._open_until = 0.0
         self._last_error = ""
         _LIVE.add(self)
@@ -183,7 +214,7 @@ class SqlInvocationRecorder:
 
         Raises :class:`RecordingNotDone` when the row was not written in time (the lookup goes on).
         """
-        future = self._submit([self._admit(self._row(call))])
+        future = self._submit([self._admit(self._row(call))], admit=True)
         try:
             ids = future.result(timeout=self.timeout_s)
         except FutureTimeout:
@@ -219,9 +250,9 @@ class SqlInvocationRecorder:
         with self._state:
             circuit_open = self._open_until > time.monotonic()
         if circuit_open:  # the row waits in memory (raised as kept)
-            self._submit([self._admit(self._row(call))])
+            self._submit([self._admit(self._row(call))], admit=True)
             return
-        self._submit([call], made=False)
+        self._submit([call], made=False, admit=True)
 
     def _row(self, call: InvocationCall) -> dict[str, Any]:
         """The ``tool_invocation`` row of one call: the query policy applied, secrets masked."""
@@ -247,7 +278,7 @@ class SqlInvocationRecorder:
             details,
             error=error,
             collection=self.collection,
-            scope=self.scope,
+            scope=call.get("scope", self.scope),
             query_hash=self.query_text.hash(result.query),
         )
         return row
@@ -257,6 +288,7 @@ class SqlInvocationRecorder:
         with self._state:
             wait = self._open_until - time.monotonic()
             if wait > 0:
+                self._refuse_when_full()
                 self._keep([row])
                 msg = (
                     f"records database unavailable ({self._last_error}); not tried again for "
@@ -278,10 +310,32 @@ class SqlInvocationRecorder:
         return self.backlog
 
     # --- the writer thread --------------------------------------------------------------
-    def _submit(self, rows: list[Any], *, made: bool = True) -> Future[list[int | None]]:
-        """Queue ``rows`` for the writer (``made=False``: calls, made into rows there)."""
+    def _refuse_when_full(self) -> None:
+        """Drop the new row (raised as ``dropped``) when ``max_waiting`` rows are unwritten."""
+        waiting = len(self._backlog) + self._inflight
+        if waiting < self.max_waiting:
+            return
+        total = self.losses.add(1, QUEUE_FULL)
+        since = self.losses.since.isoformat(timespec="seconds") if self.losses.since else "now"
+        msg = (
+            f"records queue full ({waiting} rows not written yet, at most {self.max_waiting}); "
+            f"this row dropped, {total} dropped since {since}"
+        )
+        now = time.monotonic()
+        if now - self._warned_at > 60 or total == 1:  # a line a minute, not one per lookup
+            self._warned_at = now
+            logger.warning("%s (records database %s)", msg, redact(self.url))
+        raise RecordingNotDone(msg, row="dropped")
+
+    def _submit(
+        self, rows: list[Any], *, made: bool = True, admit: bool = False
+    ) -> Future[list[int | None]]:
+        """Queue ``rows`` for the writer (``made=False``: calls, made into rows there);
+        ``admit``: new rows, refused when ``max_waiting`` are unwritten already."""
         future: Future[list[int | None]] = Future()
         with self._state:
+            if admit:
+                self._refuse_when_full()
             if self._writer is None or not self._writer.is_alive():
                 self._writer = threading.Thread(
                     target=self._write_forever, name="lookup-recorder", daemon=True
@@ -363,6 +417,24 @@ class SqlInvocationRecorder:
             return self._insert_once(rows)
 
     def _insert_once(self, rows: list[dict[str, Any]]) -> list[int | None]:
+        with self._write_lock:
+            if self._closing:  # counted as lost already: written now, they would count twice
+                raise OSError("the process is exiting; the rows are counted as lost")
+            losses = self.losses.take()  # persisted with these rows, or put back
+            try:
+                ids = self._insert_rows(rows, losses)
+            except BaseException:
+                self.losses.restore(losses)
+                raise
+            return ids
+
+    def _loss_rows(self, losses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        where = {"collection": self.collection, "scope": scope_key(self.scope)}
+        return [loss | where for loss in losses]
+
+    def _insert_rows(
+        self, rows: list[dict[str, Any]], losses: list[dict[str, Any]]
+    ) -> list[int | None]:
         engine = self.engine
         ids: list[int | None] = []
         with engine.begin() as conn:
@@ -377,6 +449,8 @@ class SqlInvocationRecorder:
                 if sources:
                     conn.execute(tool_invocation_source.insert(), sources)
                 ids.append(row_id)
+            if losses:
+                conn.execute(tool_invocation_loss.insert(), self._loss_rows(losses))
         self._auto_prune.maybe_prune(engine)
         return ids
 
@@ -384,6 +458,8 @@ class SqlInvocationRecorder:
         with self._state:
             self._open_until = time.monotonic() + self.retry_after_s
             self._last_error = reason
+        if self._closing:
+            return
         logger.warning(
             "records database %s unavailable (%s): lookups skip it for %gs",
             redact(self.url),
@@ -397,9 +473,11 @@ class SqlInvocationRecorder:
                 self._backlog.extendleft(reversed(rows))
             else:
                 self._backlog.extend(rows)
-            while len(self._backlog) > MAX_BACKLOG:
-                self._backlog.popleft()
-                self._dropped += 1
+            # Admission keeps backlog + in flight within max_waiting; rows moved here were in
+            # flight. Should that ever not hold, the newest go, counted as the others.
+            while len(self._backlog) > self.max_waiting:
+                self._backlog.pop()
+                self.losses.add(1, QUEUE_FULL)
 
     def rows(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest rows, newest first (for tests and the CLI)."""
@@ -429,6 +507,7 @@ def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
         "retention_days": settings.records_retention_days,
         "timeout_s": settings.record_timeout_s,
         "retry_after_s": settings.record_retry_after_s,
+        "loss_file": str(settings.data_dir / LOSS_FILE_NAME),
     }
     key = json.dumps([url, options], sort_keys=True, default=str)  # the recorder's arguments
     with _RECORDERS_LOCK:
@@ -447,20 +526,64 @@ def _is_missing_table(exc: DBAPIError) -> bool:
 _LIVE: weakref.WeakSet[SqlInvocationRecorder] = weakref.WeakSet()
 
 
+def _persist_losses(recorder: SqlInvocationRecorder, losses: list[dict[str, Any]]) -> bool:
+    """Write loss counts alone, within the recorder's time bound; whether they were written."""
+    done = threading.Event()
+
+    def write() -> None:
+        with contextlib.suppress(Exception):
+            with recorder.engine.begin() as conn:
+                conn.execute(tool_invocation_loss.insert(), recorder._loss_rows(losses))
+            done.set()
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    thread.join(recorder.timeout_s + 0.5)
+    return done.is_set()
+
+
+def _settle_losses(recorder: SqlInvocationRecorder) -> None:
+    """At exit: count the rows not written, persist every pending count, and say so."""
+    recorder._closing = True
+    counted_alone = recorder._write_lock.acquire(timeout=recorder.timeout_s)
+    lost = recorder.backlog  # a write in flight has ended (unless it hangs past timeout_s)
+    if counted_alone:
+        recorder._write_lock.release()
+    if lost:
+        recorder.losses.add(lost, AT_EXIT)
+    losses = recorder.losses.take()
+    if not losses:
+        return
+    url = redact(recorder.url)
+    if _persist_losses(recorder, losses):
+        where = f"counted in {tool_invocation_loss.name} of {url}"
+    elif recorder.loss_file:
+        append_loss_file(
+            Path(recorder.loss_file),
+            recorder._loss_rows(losses),
+            database=url,
+        )
+        where = f"records database {url} unreachable: the count is kept in {recorder.loss_file}"
+    else:
+        where = f"records database {url} unreachable: the count is kept nowhere else"
+    if lost:
+        logger.warning("%d tool_invocation rows lost at exit (not written); %s", lost, where)
+    dropped = sum(loss["rows_lost"] for loss in losses) - lost
+    if dropped:
+        logger.warning("%d tool_invocation rows dropped (records queue full); %s", dropped, where)
+
+
 @atexit.register
 def _flush_at_exit() -> None:
-    """Rows still waiting get one bounded chance (all databases at once) when the process ends."""
-    waiting = [r for r in list(_LIVE) if r.backlog]
+    """Rows still waiting get one bounded chance (all databases at once) when the process ends;
+    what is still not written then is counted and reported (:func:`_settle_losses`)."""
+    recorders = list(_LIVE)
+    waiting = [r for r in recorders if r.backlog]
     threads = [threading.Thread(target=r.flush, daemon=True) for r in waiting]
     for thread in threads:
         thread.start()
     deadline = time.monotonic() + max((r.timeout_s for r in waiting), default=0.0) + 0.5
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
-    for recorder in waiting:
-        if recorder.backlog:
-            logger.warning(
-                "%d tool_invocation rows lost: records database %s unavailable",
-                recorder.backlog,
-                redact(recorder.url),
-            )
+    for recorder in recorders:
+        _settle_losses(recorder)

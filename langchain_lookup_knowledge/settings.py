@@ -332,7 +332,7 @@ class LookupSettings(BaseSettings):
         description="A new collection with the standard analyzer indexes Snowball English "
         "stems for BM25 (restarting = restarts); questions are stemmed the same way. Decided "
         "when the collection is created: an existing one keeps the form it was built with. "
-        "Off: it measured no gain on the dev sets (runbooks-en -0.005, APISIX en -0.007 MRR@5).",
+        "Off: it gained nothing on the English dev sets (docs/evaluation.md).",
     )
     bm25_split_identifiers: bool = Field(
         default=True,
@@ -361,9 +361,8 @@ class LookupSettings(BaseSettings):
         default="auto",
         description="What bm25_k1 / bm25_b left unset mean. auto: a collection with the "
         "standard analyzer (English) is indexed with k1 0.9 / b 0.4, the passage setting of "
-        "BEIR's BM25 (chunks are passages: SciFact test nDCG@10 0.725 against 0.717, English "
-        "dev sets +1 / +1 / 0 questions), a jieba one as engine (0.9 / 0.4 lost on all three "
-        "Chinese dev sets, APISIX zh 7 questions down). engine: ask nothing, so a new "
+        "BEIR's BM25 (chunks are passages; docs/evaluation.md, BEIR SciFact), a jieba one as "
+        "engine (0.9 / 0.4 lost on the Chinese dev sets). engine: ask nothing, so a new "
         "collection gets the engine's defaults (Milvus 1.2 / 0.75, Milvus Lite 1.5 / 0.75). "
         "Either way it decides a NEW collection's index only: a default never rebuilds (and "
         "releases) an existing collection; its ingest report says when its index differs "
@@ -447,8 +446,7 @@ class LookupSettings(BaseSettings):
         ge=1,
         le=10,
         description="Hybrid search: each list (dense, BM25) brings candidate_k x this many "
-        "hits to the fusion. 1 and 2 measured alike (SciFact nDCG@10 0.7186 both, the "
-        "runbook sets identical); 1 is 30% faster.",
+        "hits to the fusion. 1 and 2 rank alike on SciFact and the runbook sets; 1 is faster.",
     )
     hybrid_list_depth: int = Field(
         default=0,
@@ -458,8 +456,8 @@ class LookupSettings(BaseSettings):
         "the fusion (candidate_k x hybrid_fetch_factor when that is more); 0: no minimum. "
         "RRF finds a chunk that ranks well in both lists only if both lists reach it; the "
         "rerank pool (candidate_k) stays as it is. 50 (the depth of bare hybrid fetch_k=50): "
-        "dev MRR@5 runbooks-en +0.008 [0, +0.017], APISIX en 0.000, but the L1 search p50 "
-        "x1.4-1.6 (+4-8 ms on runbooks-en), so it is off by default.",
+        "at most one question better on the dev sets, and the L1 search 1.4-1.6x as slow, so "
+        "it is off by default.",
     )
     reference_threshold: UnitInterval = Field(
         default=0.62,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.cli.ingest import print_ingest_report
@@ -47,8 +48,8 @@ NEXT_STEPS = """\
 Next: ask the sample yourself, then put your own markdown folder in its place (the command is
 in .venv/bin after the set-up; both use collection 'knowledge', every command's default):
   .venv/bin/lookup-knowledge query "your question"
-  .venv/bin/lookup-knowledge ingest YOUR_FOLDER --prune
-(--prune lets your folder replace the sample; see the README)"""
+  .venv/bin/lookup-knowledge ingest YOUR_FOLDER
+(your folder's documents replace the sample's; see the README)"""
 CONTENT_LINES_SHOWN = 24
 
 
@@ -117,6 +118,8 @@ def refuse_a_users_collection(settings: LookupSettings) -> None:
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
 
+    if settings.is_milvus_lite and not Path(settings.resolved_milvus_uri).expanduser().exists():
+        return  # a first run: the ingest makes the database
     client = open_client(settings)
     if not client.has_collection(settings.resolved_catalog_collection):
         return

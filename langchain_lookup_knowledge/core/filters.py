@@ -128,6 +128,22 @@ def filter_to_expr(filters: Mapping[str, FilterValue] | None) -> str | None:
     return " and ".join(f"({p})" for p in parts)
 
 
+def effective_scope(
+    default_filter: Mapping[str, FilterValue] | None, filters: Mapping[str, FilterValue] | None
+) -> dict[str, FilterValue] | None:
+    """The scope a lookup ran under: the call's ``filters`` with ``default_filter`` over them
+    (the authoritative one wins a shared field, as its condition is ANDed in any case).
+
+    Example:
+        >>> effective_scope({"tenant": "a"}, {"tenant": "b", "env": "prod"})
+        {'env': 'prod', 'tenant': 'a'}
+        >>> effective_scope(None, None) is None
+        True
+    """
+    merged = {**(filters or {}), **(default_filter or {})}
+    return dict(sorted(merged.items())) or None
+
+
 def and_exprs(*exprs: str | None) -> str | None:
     """AND the non-empty expressions together (each parenthesised)."""
     present = [e for e in exprs if e]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 
+from langchain_lookup_knowledge.core.filters import effective_scope
 from langchain_lookup_knowledge.core.models import RetrievalAttempt
 from langchain_lookup_knowledge.pipeline.assemble import (
     LookupParts,
@@ -242,6 +243,7 @@ class LookupNodes:
                 "details": state["retrieval_details"],
                 "error": error.message if error is not None else None,
                 "latency_ms": latency,
+                "scope": effective_scope(self.settings.default_filter, state.get("filters")),
             }
         record_start = time.perf_counter()
         status = record_call(recorder, call, wait=self.settings.record_wait)

@@ -158,3 +158,4 @@ class RecordInput(TypedDict, total=False):
     retrieval_details: RetrievalDetails
     retrieval_error: RetrievalError | None
     started_at: float
+    filters: dict[str, FilterValue] | None  # the call's own: part of the recorded scope

@@ -8,7 +8,7 @@ Example:
     >>> from sqlalchemy import inspect
     >>> engine = open_engine("sqlite://")
     >>> sorted(inspect(engine).get_table_names())
-    ['tool_invocation', 'tool_invocation_source']
+    ['tool_invocation', 'tool_invocation_loss', 'tool_invocation_source']
 """
 
 from __future__ import annotations

@@ -28,6 +28,8 @@ Top-level keys of :func:`build_report` (and ``--json``), stable for dashboards:
   ``retry_rate``, ``misleads``}], most retried first.
 - ``query_text``: {``full``, ``hash``, ``none``: lookups recorded under each mode} and
   ``limitations``: what this report cannot show because of them.
+- ``records_lost``: {``rows``, ``since``, ``kept_in``}: rows recorders dropped (their queue full)
+  or could not write before their process ended, in the period (:mod:`.losses`).
 - ``timings_ms``: what each part took.
 """
 
@@ -41,6 +43,7 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 from sqlalchemy import case, event, func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.records.collections import require_known_collection
@@ -53,6 +56,7 @@ from langchain_lookup_knowledge.records.documents import (
 )
 from langchain_lookup_knowledge.records.gaps import gap_questions
 from langchain_lookup_knowledge.records.grouping import group_questions
+from langchain_lookup_knowledge.records.losses import LOSS_FILE_NAME, read_losses
 from langchain_lookup_knowledge.records.period import Period
 from langchain_lookup_knowledge.records.queries import daily_series, health_totals
 from langchain_lookup_knowledge.records.routing import category_routing
@@ -223,6 +227,7 @@ def build_report(
         routing = category_routing(engine, records)
         modes = query_text_modes(engine, records)
         lap("routing")
+        lost = lost_records(engine, settings, since=period.since)
     finally:
         if opened is not None:
             opened.dispose()
@@ -254,8 +259,22 @@ def build_report(
         "routing": routing,
         "query_text": modes,
         "limitations": limitations(modes),
+        "records_lost": lost,
         "timings_ms": timings,
     }
+
+
+def lost_records(
+    engine: Engine | None, settings: LookupSettings, *, since: datetime | None
+) -> dict[str, Any]:
+    """Rows lost since ``since`` in ``settings``' scope: the records database's count and the
+    local file's (see :func:`~.losses.read_losses`); a database without the table counts 0."""
+    loss_file = settings.data_dir / LOSS_FILE_NAME
+    scope = settings.default_filter
+    try:
+        return read_losses(engine, since=since, scope=scope, loss_file=loss_file)
+    except DBAPIError:  # a database from before the table: nothing counted there yet
+        return read_losses(None, since=since, scope=scope, loss_file=loss_file)
 
 
 def _hide_password(url: str) -> str:

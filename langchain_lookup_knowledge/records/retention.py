@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from langchain_lookup_knowledge.records.columns import scope_key
+from langchain_lookup_knowledge.records.scope import scope_condition
 from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
 
 logger = logging.getLogger(__name__)
@@ -44,8 +44,8 @@ def prune_records(
     never wait long for the lock."""
     cutoff = (now or datetime.now(UTC)) - older_than
     conditions = [tool_invocation.c.created_at < cutoff]
-    if scope:
-        conditions.append(tool_invocation.c.scope == scope_key(scope))
+    if scope:  # the scope's records, narrowed by a call's own filter or not
+        conditions.append(scope_condition(tool_invocation.c.scope, scope))
     deleted = 0
     while True:
         with engine.begin() as conn:

@@ -1,12 +1,13 @@
-"""The records' tables: ``tool_invocation`` (one row per lookup) and ``tool_invocation_source``
-(one row per document a lookup cited), with the indexes the report reads.
+"""The records' tables: ``tool_invocation`` (one row per lookup), ``tool_invocation_source``
+(one row per document a lookup cited) and ``tool_invocation_loss`` (how many rows a recorder
+could not keep, and when), with the indexes the report reads.
 
 Definitions only: :mod:`~langchain_lookup_knowledge.records.database` creates and upgrades them,
 :mod:`~langchain_lookup_knowledge.recording` writes rows, the rest of ``records`` reads them.
 
 Example:
     >>> sorted(metadata.tables)
-    ['tool_invocation', 'tool_invocation_source']
+    ['tool_invocation', 'tool_invocation_loss', 'tool_invocation_source']
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["metadata", "tool_invocation", "tool_invocation_source"]
+__all__ = ["metadata", "tool_invocation", "tool_invocation_loss", "tool_invocation_source"]
 
 metadata = MetaData()
 tool_invocation = Table(
@@ -99,3 +100,17 @@ tool_invocation_source = Table(
     ),
 )
 """One row per document a lookup cited (or came nearest to, when it found no evidence)."""
+tool_invocation_loss = Table(
+    "tool_invocation_loss",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Column("first_lost_at", DateTime(timezone=True), nullable=False),
+    Column("last_lost_at", DateTime(timezone=True), nullable=False),
+    Column("rows_lost", Integer, nullable=False),
+    Column("reason", String(64), nullable=False),  # records.losses.QUEUE_FULL / AT_EXIT
+    Column("collection", String(255), nullable=True),
+    Column("scope", Text, nullable=True),
+    Index("ix_tool_invocation_loss_last_lost_at", "last_lost_at"),
+)
+"""Rows a recorder dropped (its queue full) or could not write before its process ended."""

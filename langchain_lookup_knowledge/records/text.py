@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.records.documents import document_names
+from langchain_lookup_knowledge.records.losses import describe_losses
 
 GAP_GROUPS_SHOWN = 15
 DOCUMENTS_SHOWN = 10
@@ -40,6 +41,9 @@ def render_text(report: dict[str, Any]) -> str:
         + (f", scope {safe_name(report['scope'])}" if report.get("scope") else "")
     ]
     lines += [f"  note: {safe_name(note)}" for note in report.get("limitations") or []]
+    lost = describe_losses(report.get("records_lost") or {})
+    if lost:
+        lines.append(f"  warning: {lost}")
     if not totals.get("lookups"):
         lines.append("no lookups recorded in this period")
         return "\n".join(lines)

@@ -79,8 +79,10 @@ def _parquet_problem(path: Path) -> str | None:
 
 
 def _collection_problems(folder: Path) -> list[str]:
-    problems = [p for p in (_json_problem(folder / "schema.json"),) if p]
     manifest_path = folder / "manifest.json"
+    if not manifest_path.exists():  # a creation that never finished (a full disk): no data
+        return []
+    problems = [p for p in (_json_problem(folder / "schema.json"),) if p]
     problem = _json_problem(manifest_path)
     if problem:
         return [*problems, problem]

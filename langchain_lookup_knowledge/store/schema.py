@@ -729,7 +729,7 @@ def repair_missing_indexes(client: MilvusClient, settings: LookupSettings) -> li
     as it was, whatever ``index_type`` / ``metric_type`` say today; the BM25 index with its
     recorded parameters, ``bm25_k1`` / ``bm25_b`` set explicitly on top (what the rebuild that
     was cut short was building; ``bm25_defaults`` never changes an existing collection's). A
-    field without a record (a collection of an earlier release never rebuilt since) is built
+    field without a record (a collection made without index records, never rebuilt since) is built
     as a new collection's (:func:`dense_index_params`, :func:`bm25_parameters`), with a
     warning. The stored vectors and term counts are indexed as they are: nothing is embedded or
     written. The collection cannot be searched while an index is missing, so releasing it
@@ -769,7 +769,7 @@ def _repair_arguments(
     (``spec``), else as a new collection's, with a warning."""
     if spec is None:
         logger.warning(
-            "collection %r recorded no index for %r (made by an earlier release): building it "
+            "collection %r recorded no index for %r (made without index records): building it "
             "as the settings build a new collection's",
             settings.collection,
             field_name,

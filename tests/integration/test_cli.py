@@ -248,18 +248,16 @@ def test_demo_ingests_sample_kb_and_answers(tmp_path, monkeypatch):
     # It ends with the next steps, which work as printed:
     assert out.rstrip().splitlines()[-3:-1] == [
         '  .venv/bin/lookup-knowledge query "your question"',
-        "  .venv/bin/lookup-knowledge ingest YOUR_FOLDER --prune",
+        "  .venv/bin/lookup-knowledge ingest YOUR_FOLDER",
     ]
     code, out, err = run_main(["query", CRASHLOOP_QUERY, "--json"])  # no --collection
     assert code == 0, err
     assert json.loads(out)["evidenceBlocks"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"
     mine = tmp_path / "mine"
     write(mine, "vpn.md", "# VPN drops every hour\n\nRenew the IKE lease before it expires.\n")
-    code, _, err = run_main(["ingest", str(mine)])  # not without saying the sample goes
-    assert code == 2
-    assert "the demo's sample; add --prune to replace it" in err
-    code, _, err = run_main(["ingest", str(mine), "--prune"])
+    code, out, err = run_main(["ingest", str(mine), "--json"])  # takes the sample's place
     assert code == 0, err
+    assert len(json.loads(out)["pruned"]) == 18  # the sample's documents, all of them
     code, out, err = run_main(["query", "vpn keeps dropping", "--json"])
     assert [b["source"] for b in json.loads(out)["evidenceBlocks"]] == ["vpn.md"]
     # ... and the demo never replaces a folder of the user's
