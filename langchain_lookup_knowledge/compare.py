@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -126,15 +127,16 @@ def _cell(row: dict[str, Any] | None) -> str:
         return ""
     rank = row.get("rankScore")
     shown = "  -  " if rank is None else f"{rank:.3f}"
-    return f"{row['scoreValue']:8.4f} {shown} {row['similarity']:.3f}  {row['evidenceKey']}"
+    key = safe_name(row["evidenceKey"])
+    return f"{row['scoreValue']:8.4f} {shown} {row['similarity']:.3f}  {key}"
 
 
 def format_comparison(report: dict[str, Any]) -> str:
     """A readable side-by-side rendering of :func:`compare_paths`' report, with a legend of
     every figure it prints."""
     lines = [
-        f"Q: {report['query']}",
-        f"   collection={report['collection']!r} metric={report['metric']} "
+        f"Q: {safe_name(report['query'])}",
+        f"   collection={safe_name(repr(report['collection']))} metric={report['metric']} "
         f"retrieval_mode={report['retrievalMode']} k={report['k']}"
         + (f" filter={report['filter']}" if report.get("filter") else ""),
     ]
@@ -143,7 +145,7 @@ def format_comparison(report: dict[str, Any]) -> str:
         results = side["results"]
         label = results[0]["scoreLabel"] if results else "-"
         formula = results[0]["formula"] if results else ""
-        status = side["status"] if side["status"] == "ok" else f"ERROR {side['error']}"
+        status = side["status"] if side["status"] == "ok" else f"ERROR {safe_name(side['error'])}"
         lines.append(
             f"   {name:<11} {status}; {side['latencyMs']:.1f} ms"
             + (f" (first call {first:.1f} ms)" if (first := side.get("firstCallMs")) else "")

@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.core.filters import and_exprs, condition
 from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
@@ -47,7 +48,7 @@ from langchain_lookup_knowledge.ingest_feed import (
 )
 from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.knowledge.category_map import load_category_map
+from langchain_lookup_knowledge.knowledge.category_map import IgnoredRow, read_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
@@ -59,6 +60,7 @@ from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (
     MARKDOWN_SUFFIXES,
     SkippedFile,
+    check_source_prefix,
     walk_knowledge_folder,
 )
 from langchain_lookup_knowledge.profiling import refresh_profile
@@ -138,6 +140,8 @@ class IngestReport:
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
+    category_rows_ignored: list[IgnoredRow] = field(default_factory=list)
+    """Rows of the categories file that gave no file a category, with their line and why."""
     rebuilt: list[str] = field(default_factory=list)
     """Collections dropped before writing (``rebuild``): everything was ingested again."""
 
@@ -167,6 +171,10 @@ class IngestReport:
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
             "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
+            "categoryRowsIgnored": [
+                {"line": r.line, "path": r.path, "reason": r.reason}
+                for r in self.category_rows_ignored
+            ],
             "rebuilt": self.rebuilt,
         }
 
@@ -304,14 +312,15 @@ def ingest_folder(
     if not root.is_dir():
         raise ConfigurationError(f"not a folder: {root}")
     root = root.resolve()
-    namespace = source_prefix.strip("/")
+    namespace = check_source_prefix(source_prefix)
     report = IngestReport(path=str(root), collection=settings.collection)
 
-    categories = (
-        load_category_map(settings.categories_file, settings.categories_column)
+    table = (
+        read_category_map(settings.categories_file, settings.categories_column)
         if settings.categories_file
         else None
     )
+    categories = table.mapping if table is not None else None
     walk = walk_knowledge_folder(root, follow_links_inside=follow_links)
     if not walk.files and not walk.skipped and not prune:
         raise ConfigurationError(
@@ -321,6 +330,11 @@ def ingest_folder(
         )
     report.skipped.extend(walk.skipped)
     report.files_seen = len(walk.files) + len(walk.skipped)
+    if table is not None:
+        on_disk = {f.relative_to(root).as_posix() for f in walk.files}
+        on_disk |= {s.source for s in walk.skipped}
+        ignored = table.ignored + table.unmatched(on_disk)
+        report.category_rows_ignored = sorted(ignored, key=lambda row: row.line)
     feed = DocumentFeed.of_files(walk.files, root, settings.max_file_bytes, categories, namespace)
     present = {s.source for s in report.skipped}  # the survey adds the files it reads
     scope = _FolderScope(str(root), namespace, present, prune)
@@ -489,7 +503,7 @@ def _ingest(
     found = survey(feed, chunk=chunk, unchanged=unchanged, refuse=refuse)
     report.skipped.extend(found.skipped)
     for skipped in report.skipped:
-        logger.info("skipped %s: %s", skipped.source, skipped.reason)
+        logger.info("skipped %s: %s", safe_name(skipped.source), skipped.reason)
     report.skipped.extend(found.refused)
     report.unchanged = found.unchanged
     if scope is not None:  # a folder's files (documents given in memory are the caller's)

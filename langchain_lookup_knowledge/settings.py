@@ -563,7 +563,18 @@ class LookupSettings(BaseSettings):
         "0 turns a boost off.",
     )
     context_budget_chars: int = Field(
-        default=6000, ge=200, description="Context pack budget (characters)."
+        default=2300,
+        ge=200,
+        description="Context pack budget (characters): the blocks' text the model reads, its "
+        "first line aside. The best block gets the room it needs first.",
+    )
+    relevance_knee: float = Field(
+        default=0.54,
+        ge=0.0,
+        le=1.0,
+        description="A block is shown to the model only when its score is at least this share "
+        "of the first block's; the others are left out of the message (kept in the result, "
+        "``contextPack.leftOut``) and counted in its first line. 0 shows every block.",
     )
     max_query_chars: int = Field(
         default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."

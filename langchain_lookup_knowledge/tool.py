@@ -37,10 +37,12 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.tracers.base import BaseTracer
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
 from langchain_lookup_knowledge.pipeline.attempts import error_kind
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
+from langchain_lookup_knowledge.pipeline.message import render_message
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 from langchain_lookup_knowledge.redaction import describe_exception, redact
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -74,7 +76,7 @@ MISCONFIGURED_ERROR = (
 def tool_error_message(error: RetrievalError) -> str:
     """What the model reads when retrieval could not run: retry only for a transient fault."""
     templates = {"configuration": MISCONFIGURED_ERROR, "damaged": DAMAGED_ERROR}
-    return templates.get(error.kind, UNAVAILABLE_ERROR).format(detail=error.message)
+    return templates.get(error.kind, UNAVAILABLE_ERROR).format(detail=safe_name(error.message))
 
 
 class LookupKnowledgeInput(BaseModel):
@@ -86,20 +88,6 @@ class LookupKnowledgeInput(BaseModel):
             "restarting after deploy' or an alert name such as 'KubePodCrashLooping'."
         )
     )
-
-
-def _content(artifact: dict[str, Any]) -> str:
-    """What the model reads, from the result contract's JSON (not validated again: the graph
-    made it from a ``LookupResult``)."""
-    hint = artifact["completenessHint"]
-    if not artifact["found"]:
-        return f"{artifact['message']} ({hint})"
-    pack = artifact["contextPack"]
-    header = (
-        f"relevance: {artifact['relevanceLevel']}; {hint}\n"
-        f"sources: {', '.join(pack['includedSources'])}\n\n"
-    )
-    return header + pack["text"]
 
 
 def run_metadata(result: LookupResult, details: dict[str, Any]) -> dict[str, Any]:
@@ -205,11 +193,11 @@ class _LookupCall:
         if out.get("error") is not None:
             error = RetrievalError.model_validate(out["error"])
             raise ToolException(redact(tool_error_message(error)))
-        return _content(artifact), artifact
+        return render_message(artifact), artifact
 
     @staticmethod
     def failed(exc: Exception, callbacks: BaseCallbackManager | None) -> ToolException:
-        text = redact(str(exc))  # what the model, the trace and the log see: no secret
+        text = safe_name(redact(str(exc)))  # what the model, trace and log see: one line, no secret
         _annotate_tool_run(callbacks, lambda: {"lookup_found": False, "lookup_error": text[:300]})
         if isinstance(exc, InvalidQueryError):
             return ToolException(text)

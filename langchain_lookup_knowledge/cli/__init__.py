@@ -42,6 +42,7 @@ from langchain_lookup_knowledge.cli.options import (
     error_object,
     print_json,
 )
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.errors import ConfigurationError, LookupKnowledgeError
 from langchain_lookup_knowledge.redaction import RedactingFilter, redact
 from langchain_lookup_knowledge.settings import (
@@ -109,13 +110,21 @@ def _warnings_and_above(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.WARNING
 
 
+class _SafeFormatter(logging.Formatter):
+    """A log line with the names it holds escaped (:func:`safe_name`); a traceback, appended
+    after it, keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return safe_name(super().formatMessage(record))
+
+
 def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    existing = set(logging.getLogger().handlers)
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING)
     for handler in logging.getLogger().handlers:  # no URL password or key in any library's log
         handler.addFilter(RedactingFilter())
+        if handler not in existing:  # the CLI's own handler (stderr)
+            handler.setFormatter(_SafeFormatter("%(levelname)s %(name)s: %(message)s"))
     if verbose:
         return
     # pymilvus configures its loggers when imported (dictConfig): import it first, so the
@@ -161,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     _configure_logging(args.verbose)
     for warning in take_unknown_setting_warnings(os.environ):  # not again by LookupSettings()
-        print(f"lookup-knowledge: warning: {warning}", file=sys.stderr)
+        print(f"lookup-knowledge: warning: {safe_name(warning)}", file=sys.stderr)
     try:
         return int(args.func(args))
     except BrokenPipeError:
@@ -170,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LookupKnowledgeError as exc:
         if getattr(args, "json", False):  # a script parsing stdout gets the error as JSON too
             _print_json_error(exc)
-        print(f"lookup-knowledge: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"lookup-knowledge: error: {safe_name(redact(str(exc)))}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("lookup-knowledge: interrupted", file=sys.stderr)

@@ -17,6 +17,7 @@ from langchain_lookup_knowledge.cli.options import (
     settings_from_args,
 )
 from langchain_lookup_knowledge.cli.query import format_result
+from langchain_lookup_knowledge.core.display import safe_json
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.knowledge import SAMPLE_KB, is_bundled_sample
@@ -95,7 +96,9 @@ def show_tool_call(tool: Any, query: str) -> None:
     if len(lines) > CONTENT_LINES_SHOWN:
         print(f"    | ... ({len(lines) - CONTENT_LINES_SHOWN} more lines)")
     print("  msg.artifact (for you; key fields, the whole contract is in docs/result-contract.md):")
-    summary = json.dumps(artifact_summary(msg.artifact or {}), ensure_ascii=False, indent=2)
+    summary = safe_json(
+        json.dumps(artifact_summary(msg.artifact or {}), ensure_ascii=False, indent=2)
+    )
     print(textwrap.indent(summary, "    "))
 
 

@@ -17,15 +17,21 @@ from langchain_lookup_knowledge.cli.options import (
     print_json,
     settings_from_args,
 )
+from langchain_lookup_knowledge.core.display import safe_name
 
 
 def print_ingest_report(report: Any, as_json: bool) -> None:
-    """The ingest summary: one line and each skipped or pruned file, or one JSON object."""
+    """The ingest summary: one line and each skipped or pruned file, or one JSON object.
+
+    Every name (folder, file, reason) is shown with :func:`safe_name`: a file name holding a
+    newline or an escape sequence reaches the terminal escaped.
+    """
     if as_json:
         print_json(report.to_dict())
         return
     print(
-        f"ingested {report.path} into {report.collection!r}: {report.files_seen} files, "
+        f"ingested {safe_name(report.path)} into {safe_name(repr(report.collection))}: "
+        f"{report.files_seen} files, "
         f"{len(report.indexed)} indexed, {len(report.unchanged)} unchanged, "
         f"{len(report.skipped)} skipped, {len(report.pruned)} pruned; "
         f"{report.chunks_written} chunks written, {report.total_chunks} in the collection; "
@@ -35,25 +41,31 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
         built = ", ".join(f"{k} {v:g}" for k, v in sorted(report.bm25_index.items()))
         print(f"  BM25 index rebuilt with {built or 'the engine defaults'} (nothing re-embedded)")
     if report.bm25_index_notice:
-        print(f"  note: {report.bm25_index_notice}")
+        print(f"  note: {safe_name(report.bm25_index_notice)}")
     for skipped in report.skipped:
-        print(f"  skipped {skipped.source}: {skipped.reason}")
+        print(f"  skipped {safe_name(skipped.source)}: {safe_name(skipped.reason)}")
     for warning in report.warnings:
-        print(f"  indexed with a change {warning.source}: {warning.reason}")
+        print(f"  indexed with a change {safe_name(warning.source)}: {safe_name(warning.reason)}")
     if report.rebuilt:
-        print(f"  rebuilt: dropped {', '.join(report.rebuilt)} and ingested everything again")
+        rebuilt = ", ".join(safe_name(name) for name in report.rebuilt)
+        print(f"  rebuilt: dropped {rebuilt} and ingested everything again")
     if report.indexes_repaired:
-        fields = ", ".join(report.indexes_repaired)
+        fields = ", ".join(safe_name(f) for f in report.indexes_repaired)
         print(f"  repaired the missing index of {fields} (an index build had not finished)")
     for repaired in report.repaired:
-        print(f"  repaired {repaired.source}: {repaired.reason}")
+        print(f"  repaired {safe_name(repaired.source)}: {safe_name(repaired.reason)}")
     for source in report.pruned:
-        print(f"  pruned {source}")
+        print(f"  pruned {safe_name(source)}")
+    for row in report.category_rows_ignored:
+        print(
+            f"  categories file line {row.line} ignored ({safe_name(row.path) or 'no path'}): "
+            f"{safe_name(row.reason)}"
+        )
     if report.missing:
         print(
             f"{len(report.missing)} indexed documents are no longer on disk "
             "(run with --prune): "
-            + ", ".join(report.missing[:10])
+            + ", ".join(safe_name(m) for m in report.missing[:10])
             + (", ..." if len(report.missing) > 10 else "")
         )
 

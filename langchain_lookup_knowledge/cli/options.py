@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from langchain_lookup_knowledge.core.display import safe_json, safe_name
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, QuestionOrProblem
 from langchain_lookup_knowledge.redaction import redact
@@ -91,7 +92,7 @@ def first_error_line(exc: BaseException) -> str:
 
 def print_json(obj: Any) -> None:
     """One JSON object on one stdout line (progress bars and warnings go to stderr)."""
-    print(json.dumps(obj, ensure_ascii=False))
+    print(safe_json(json.dumps(obj, ensure_ascii=False)))
 
 
 def error_object(exc: BaseException) -> dict[str, Any]:
@@ -136,4 +137,4 @@ def ask_each(items: Sequence[QuestionOrProblem], ask: Callable[[int, Question], 
 
 def warn(message: str) -> None:
     """A message for the user that is not the command's output (stderr)."""
-    print(f"lookup-knowledge: {redact(message)}", file=sys.stderr)
+    print(f"lookup-knowledge: {safe_name(redact(message))}", file=sys.stderr)

@@ -19,14 +19,20 @@ from langchain_lookup_knowledge.cli.options import (
     print_json,
     settings_from_args,
 )
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
 from langchain_lookup_knowledge.errors import ConfigurationError, LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, gather_questions
 
 
+def _names(values: Any) -> str:
+    return "[" + ", ".join(safe_name(v) for v in values) + "]"
+
+
 def format_result(result: Any) -> str:
-    """A readable rendering of one lookup result."""
-    lines = [f"Q: {result.query}"]
+    """A readable rendering of one lookup result (names and the question shown with
+    :func:`safe_name`: no control character reaches the terminal)."""
+    lines = [f"Q: {safe_name(result.query)}"]
     trace = result.retrieval_trace
     attempts = ", ".join(
         f"{a.name}[{a.path}] {a.status} {a.candidates} cand top={a.top_similarity}"
@@ -41,16 +47,18 @@ def format_result(result: Any) -> str:
     hints = result.l0_hints
     if not hints.empty:
         lines.append(
-            f"   L0 hints: titles={hints.matched_titles} keywords={hints.matched_keywords}"
-            f" domains={hints.domains} entities={hints.entities}"
+            f"   L0 hints: titles={_names(hints.matched_titles)} "
+            f"keywords={_names(hints.matched_keywords)}"
+            f" domains={_names(hints.domains)} entities={_names(hints.entities)}"
         )
     for i, block in enumerate(result.evidence_blocks, start=1):
-        reasons = ", ".join(r.kind for r in block.hit_reasons)
+        reasons = ", ".join(safe_name(r.kind) for r in block.hit_reasons)
         lines.append(
-            f"  {i}. {block.source} [{block.breadcrumb}] score={block.score:.3f} ({reasons})"
+            f"  {i}. {safe_name(block.source)} [{safe_name(block.breadcrumb)}] "
+            f"score={block.score:.3f} ({reasons})"
         )
     if not result.found:
-        lines.append(f"   {result.message}")
+        lines.append(f"   {safe_name(result.message)}")
     return "\n".join(lines)
 
 

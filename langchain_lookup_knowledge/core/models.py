@@ -181,6 +181,34 @@ class RerankEntry(ContractModel):
     boosts: list[HitReason] = Field(default_factory=list)
 
 
+class PackedBlock(ContractModel):
+    """A block of the context pack's text, with what the text does not show: its evidence
+    key, score and ``why`` (hit reasons whose leading numbers add up to the score)."""
+
+    rank: int
+    evidence_key: str
+    source: str
+    title: str = ""
+    breadcrumb: str = ""
+    score: float = 0.0
+    why: str = ""
+    shown_chars: int = 0  # characters of its quoted document text in ``text``
+    truncated: bool = False
+
+
+LeftOutReason = Literal["relevance", "budget"]
+
+
+class LeftOutBlock(ContractModel):
+    """An evidence block the context pack's text leaves out, and why: ``relevance`` (its
+    score falls below the relevance knee) or ``budget`` (its header did not fit)."""
+
+    evidence_key: str
+    source: str
+    score: float = 0.0
+    reason: LeftOutReason
+
+
 class ContextPack(ContractModel):
     """The text the agent reads, within a budget; metadata is never truncated."""
 
@@ -190,6 +218,9 @@ class ContextPack(ContractModel):
     budget: int = 0
     used: int = 0
     truncated: bool = False
+    blocks: list[PackedBlock] = Field(default_factory=list)  # in ``text``, in order
+    left_out: list[LeftOutBlock] = Field(default_factory=list)
+    knee: float | None = None  # the score below which blocks were left out (None: no cut)
 
 
 class LookupResult(ContractModel):

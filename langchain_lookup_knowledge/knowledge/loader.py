@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langchain_lookup_knowledge.core.display import safe_name
+from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.knowledge.documents import (
     KnowledgeDocument,
     UnreadableFileError,
@@ -50,6 +52,42 @@ def display_name(rel: str) -> str:
         'caf\\xe9.md'
     """
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def check_source_prefix(prefix: str) -> str:
+    """The namespace a source prefix names (slashes at either end dropped), or an error.
+
+    A prefix is put before every source path of a folder, and the evidence key is
+    ``<source>#<ordinal>``: a ``.`` or ``..`` segment (a source that reads as outside its
+    namespace), an empty segment, a ``#``, a backslash or a control character is refused.
+
+    Raises:
+        ConfigurationError: the prefix and what is wrong with it.
+
+    Example:
+        >>> check_source_prefix("/team-a/runbooks/")
+        'team-a/runbooks'
+        >>> try:
+        ...     check_source_prefix("../etc")
+        ... except ConfigurationError as exc:
+        ...     print(exc)
+        source prefix '../etc': a '..' segment is not allowed; use a name like team-a/runbooks
+    """
+    namespace = prefix.strip("/")
+    segments = namespace.split("/") if namespace else []
+    problem = None
+    if safe_name(namespace) != namespace:
+        problem = "a control character (newline, escape sequence) is not allowed"
+    elif "#" in namespace or "\\" in namespace:
+        problem = "a '#' is not allowed" if "#" in namespace else "a backslash is not allowed"
+    elif any(part in (".", "..") for part in segments):
+        problem = f"a {'..' if '..' in segments else '.'!r} segment is not allowed"
+    elif "" in segments:
+        problem = "an empty segment (//) is not allowed"
+    if problem is not None:
+        msg = f"source prefix '{safe_name(prefix)}': {problem}; use a name like team-a/runbooks"
+        raise ConfigurationError(msg)
+    return namespace
 
 
 def _is_markdown(name: str) -> bool:

@@ -1,32 +1,51 @@
 """Context pack: the evidence blocks as the text the agent reads, within a character budget.
 
-Each block is a header (rank, title/breadcrumb, source, evidenceKey, score, hit reasons whose
-contributions add up to the score) and its content. Headers are never truncated; only content
-is, with a visible ``…[truncated]`` marker.
+Each block is a header (rank, title/breadcrumb, source: :func:`.message.block_header`) and its
+document text, every line quoted (:func:`.message.quote_text`), so no document can pose as a
+header. Headers are never truncated; only content is, with a visible ``…[truncated]`` marker.
+What the text does not show of a block (its evidence key, score and the ``why`` whose numbers
+add up to it) is kept beside it, in ``ContextPack.blocks``.
 
 Budget policy:
 
+0. Blocks past ``shown`` (the relevance knee, :mod:`.knee`) are left out whole, recorded in
+   ``left_out`` with reason ``relevance``.
 1. Blocks are taken in rank order while their headers plus a content floor still fit. From the
    2nd block on the floor is ``min(len(content), max(min_content_chars, len(marker)))``, so
    more headers do not starve every block of content; for the 1st block it is only room for
    the marker, so the best block is there whenever its header fits. The first block that does
-   not fit, and every later block, is omitted whole: a lower-ranked block never displaces a
-   higher-ranked one.
-2. The characters left after the included headers are shared max-min fairly among the included
-   blocks' contents: each gets up to an equal share, what short contents leave unused is
-   shared among the longer ones, and rounding remainders go to higher-ranked blocks.
+   not fit, and every later block, is omitted whole (reason ``budget``): a lower-ranked block
+   never displaces a higher-ranked one.
+2. The characters left after the included headers go to the included blocks' contents best
+   rank first: each block gets all it needs while the later blocks keep their floors, so the
+   best block is shown whole whenever it fits and the cuts fall on the lower-ranked ones.
 3. ``len(text) <= budget`` always holds.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_lookup_knowledge.core.checks import require_at_least
-from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock, HitReason, ScoreLabel
+from langchain_lookup_knowledge.core.models import (
+    ContextPack,
+    EvidenceBlock,
+    HitReason,
+    LeftOutBlock,
+    LeftOutReason,
+    PackedBlock,
+    ScoreLabel,
+)
+from langchain_lookup_knowledge.pipeline.message import block_header, quote_text
 
-__all__ = ["DEFAULT_MIN_CONTENT_CHARS", "TRUNCATION_MARKER", "block_header", "pack_context"]
+__all__ = [
+    "DEFAULT_MIN_CONTENT_CHARS",
+    "TRUNCATION_MARKER",
+    "block_header",
+    "block_why",
+    "pack_context",
+]
 
 TRUNCATION_MARKER = "…[truncated]"
 DEFAULT_MIN_CONTENT_CHARS = 120
@@ -70,46 +89,30 @@ def _why(reasons: Sequence[HitReason], label: ScoreLabel | None = None) -> str:
     return ", ".join(parts) or "none recorded"
 
 
-def block_header(rank: int, block: EvidenceBlock) -> str:
-    """The never-truncated header of a block (two lines, newline-terminated).
+def block_why(block: EvidenceBlock) -> str:
+    """The block's hit reasons, their leading numbers adding up to its score (to rounding).
 
     Example:
-        >>> block = EvidenceBlock(evidence_key="k8s/node.md#2", source="k8s/node.md",
-        ...     title="Node NotReady", breadcrumb="Node NotReady > Fix", content="...", score=0.8)
-        >>> print(block_header(1, block), end="")
-        [1] Node NotReady > Fix
-        source: k8s/node.md (evidenceKey k8s/node.md#2; score 0.80; why: none recorded)
+        >>> block_why(EvidenceBlock(evidence_key="a.md#0", source="a.md", content="x"))
+        'none recorded'
     """
-    title, breadcrumb = _one_line(block.title), _one_line(block.breadcrumb)
-    if title and breadcrumb and breadcrumb != title and not breadcrumb.startswith(title):
-        heading = f"{title} — {breadcrumb}"
-    else:
-        heading = breadcrumb or title or _one_line(block.source)
-    return (
-        f"[{rank}] {heading}\n"
-        f"source: {_one_line(block.source)} (evidenceKey {_one_line(block.evidence_key)}; "
-        f"score {block.score:.2f}; why: {_why(block.hit_reasons, block.score_label)})\n"
-    )
+    return _why(block.hit_reasons, block.score_label)
 
 
 def _body(content: str) -> str:
-    return content.rstrip().lstrip("\n")
+    return quote_text(content)
 
 
-def _fair_shares(demands: Sequence[int], capacity: int) -> list[int]:
-    """Max-min fair split of ``capacity``; remainders go to the lowest indexes (best ranks)."""
-    shares = [0] * len(demands)
+def _best_first_shares(demands: Sequence[int], floors: Sequence[int], capacity: int) -> list[int]:
+    """Content room per block, best rank first: each block takes what it needs, leaving the
+    later blocks their floors (the inclusion loop made sure the floors fit)."""
+    shares: list[int] = []
     remaining = capacity
-    by_demand = sorted(range(len(demands)), key=lambda i: (demands[i], i))
-    for position, index in enumerate(by_demand):
-        if demands[index] > remaining // (len(demands) - position):
-            unsatisfied = sorted(by_demand[position:])
-            level, extra = divmod(remaining, len(unsatisfied))
-            for order, i in enumerate(unsatisfied):
-                shares[i] = level + (1 if order < extra else 0)
-            return shares
-        shares[index] = demands[index]
-        remaining -= demands[index]
+    for index, demand in enumerate(demands):
+        later = sum(floors[index + 1 :])
+        share = min(demand, max(floors[index], remaining - later))
+        shares.append(share)
+        remaining -= share
     return shares
 
 
@@ -127,6 +130,10 @@ def pack_context(
     budget_chars: int,
     *,
     min_content_chars: int = DEFAULT_MIN_CONTENT_CHARS,
+    shown: int | None = None,
+    knee: float | None = None,
+    header: Callable[[int, EvidenceBlock], str] = block_header,
+    body: Callable[[str], str] = _body,
 ) -> ContextPack:
     """Pack ranked evidence blocks into at most ``budget_chars`` characters of text.
 
@@ -135,13 +142,19 @@ def pack_context(
         budget_chars: The character budget of the whole text.
         min_content_chars: Content room a block must get to be included (less when its content
             is shorter); 0 packs as many headers as fit.
+        shown: How many of the first blocks are relevant enough to show (the relevance knee);
+            the others are left out whole. None: all of them.
+        knee: The score the knee cut at, recorded in the pack (None: no cut).
+        header: A block's header lines (rank, block) -> text ending in a newline.
+        body: A block's document text as shown (quoted lines).
 
     Returns:
-        The text, included/omitted sources, budget, characters used, and whether anything was
-        cut. A source with one block included and another omitted counts as included only.
+        The text, included/omitted sources, budget, characters used, whether anything was cut
+        for the budget, each shown block's metadata and each left-out block with its reason.
+        A source with one block included and another omitted counts as included only.
 
     Raises:
-        ValueError: ``budget_chars`` or ``min_content_chars`` is negative.
+        ValueError: ``budget_chars``, ``min_content_chars`` or ``shown`` is negative.
 
     Example:
         >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", title="A",
@@ -151,32 +164,39 @@ def pack_context(
         (True, True, True)
     """
     require_at_least(0, budget_chars=budget_chars, min_content_chars=min_content_chars)
+    shown = len(blocks) if shown is None else shown
+    require_at_least(0, shown=shown)
     floor = max(min_content_chars, len(TRUNCATION_MARKER))
 
-    headers = [block_header(rank, block) for rank, block in enumerate(blocks, start=1)]
-    bodies = [_body(block.content) for block in blocks]
+    candidates = blocks[:shown]
+    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
+    bodies = [body(block.content) for block in candidates]
     fixed = 0  # headers, trailing newlines and separators of the included blocks
-    reserved = 0  # content room the included blocks need at least
-    included = 0
-    for header, body in zip(headers, bodies, strict=True):
-        need = (1 if included else 0) + len(header) + 1
-        minimum = min(len(body), floor if included else len(TRUNCATION_MARKER))
-        if fixed + need + reserved + minimum > budget_chars:
+    floors: list[int] = []  # content room each included block needs at least
+    for head, text_body in zip(headers, bodies, strict=True):
+        need = (1 if floors else 0) + len(head) + 1
+        minimum = min(len(text_body), floor if floors else len(TRUNCATION_MARKER))
+        if fixed + need + sum(floors) + minimum > budget_chars:
             break
         fixed += need
-        reserved += minimum
-        included += 1
+        floors.append(minimum)
+    included = len(floors)
 
-    shares = _fair_shares([len(b) for b in bodies[:included]], budget_chars - fixed)
+    shares = _best_first_shares([len(b) for b in bodies[:included]], floors, budget_chars - fixed)
     parts: list[str] = []
-    cut_any = False
-    for header, body, share in zip(headers, bodies, shares, strict=False):
-        if len(body) > share:
-            body = _cut(body, share)
-            cut_any = True
-        parts.append(f"{header}{body}\n")
+    packed: list[PackedBlock] = []
+    for rank, (block, head, text_body, share) in enumerate(
+        zip(candidates, headers, bodies, shares, strict=False), start=1
+    ):
+        cut = len(text_body) > share
+        if cut:
+            text_body = _cut(text_body, share)
+        parts.append(f"{head}{text_body}\n")
+        packed.append(_packed(rank, block, len(text_body), cut))
     text = "\n".join(parts)
 
+    left_out = [_left_out(b, "budget") for b in candidates[included:]]
+    left_out += [_left_out(b, "relevance") for b in blocks[shown:]]
     included_sources = list(dict.fromkeys(b.source for b in blocks[:included]))
     omitted_sources = [
         s for s in dict.fromkeys(b.source for b in blocks[included:]) if s not in included_sources
@@ -187,5 +207,28 @@ def pack_context(
         omitted_sources=omitted_sources,
         budget=budget_chars,
         used=len(text),
-        truncated=cut_any or included < len(blocks),
+        truncated=any(p.truncated for p in packed) or included < len(candidates),
+        blocks=packed,
+        left_out=left_out,
+        knee=knee if shown < len(blocks) else None,
+    )
+
+
+def _packed(rank: int, block: EvidenceBlock, shown_chars: int, cut: bool) -> PackedBlock:
+    return PackedBlock(
+        rank=rank,
+        evidence_key=block.evidence_key,
+        source=block.source,
+        title=block.title,
+        breadcrumb=block.breadcrumb,
+        score=block.score,
+        why=block_why(block),
+        shown_chars=shown_chars,
+        truncated=cut,
+    )
+
+
+def _left_out(block: EvidenceBlock, reason: LeftOutReason) -> LeftOutBlock:
+    return LeftOutBlock(
+        evidence_key=block.evidence_key, source=block.source, score=block.score, reason=reason
     )

@@ -33,9 +33,9 @@ from langchain_lookup_knowledge.pipeline.attempts import (
     run_attempt,
     vectorstore_failed,
 )
-from langchain_lookup_knowledge.pipeline.context_pack import pack_context
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
+from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
 from langchain_lookup_knowledge.pipeline.record_step import final_output, record_call
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
@@ -189,7 +189,7 @@ class LookupNodes:
         """Pack evidence into the agent's context within the budget."""
         selection = state.get("selection")
         blocks = selection.blocks if selection is not None else []
-        return {"context_pack": pack_context(blocks, self.settings.context_budget_chars)}
+        return {"context_pack": pack_agent_context(blocks, self.settings)}
 
     def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.core.models import (
     ContextPack,
     EvidenceBlock,
@@ -62,7 +63,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def _named(sources: Sequence[str]) -> str:
-    shown = ", ".join(sources[:_MAX_NAMED_SOURCES])
+    shown = ", ".join(safe_name(s) for s in sources[:_MAX_NAMED_SOURCES])
     more = len(sources) - _MAX_NAMED_SOURCES
     return shown + (f" and {more} more" if more > 0 else "")
 
@@ -95,7 +96,16 @@ def completeness_hint(
         return message + "."
 
     sources = list(dict.fromkeys(b.source for b in blocks))
-    parts = [f"{_plural(len(blocks), 'block')} from {_plural(len(sources), 'document')}"]
+    shown, shown_sources, weaker, budget_omitted = len(blocks), sources, 0, []
+    if context_pack is not None:
+        budget_omitted = context_pack.omitted_sources
+        if context_pack.blocks or context_pack.left_out:  # what the text shows, block by block
+            shown = len(context_pack.blocks)
+            shown_sources = list(dict.fromkeys(b.source for b in context_pack.blocks))
+            weaker = sum(1 for b in context_pack.left_out if b.reason == "relevance")
+            cut = dict.fromkeys(b.source for b in context_pack.left_out if b.reason == "budget")
+            budget_omitted = [s for s in cut if s not in shown_sources]
+    parts = [f"{_plural(shown, 'block')} from {_plural(len(shown_sources), 'document')}"]
     parts.append(
         {
             "high": "evidence is strong",
@@ -103,11 +113,13 @@ def completeness_hint(
             "low": "weak match: verify before acting",
         }[relevance]
     )
+    if weaker:
+        parts.append(f"{_plural(weaker, 'more block')} left out, far less relevant than the first")
     if context_pack is not None:
-        if context_pack.omitted_sources:
+        if budget_omitted:
             parts.append(
-                f"context truncated: {_plural(len(context_pack.omitted_sources), 'source')} "
-                f"omitted ({_named(context_pack.omitted_sources)})"
+                f"context truncated: {_plural(len(budget_omitted), 'source')} "
+                f"omitted ({_named(budget_omitted)})"
             )
         elif context_pack.truncated:
             parts.append("context truncated: some content was cut")

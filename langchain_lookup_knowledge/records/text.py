@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_lookup_knowledge.core.display import safe_name
 from langchain_lookup_knowledge.records.documents import document_names
 from langchain_lookup_knowledge.records.losses import describe_losses
 
@@ -22,20 +23,24 @@ def _pct(value: float | None) -> str:
 
 
 def _pairs(mapping: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in mapping.items()) or "none"
+    return ", ".join(f"{safe_name(k)} {v}" for k, v in mapping.items()) or "none"
 
 
 def render_text(report: dict[str, Any]) -> str:
-    """A plain-text rendering of :func:`~langchain_lookup_knowledge.records.report.build_report`."""
+    """A plain-text rendering of :func:`~langchain_lookup_knowledge.records.report.build_report`.
+
+    Questions, sources, titles and every other name recorded are shown with :func:`safe_name`:
+    no control character a document or a question holds reaches the terminal.
+    """
     period = report.get("period") or {}
     totals = report.get("totals") or {}
     lines = [
         f"lookup_knowledge report {str(period.get('since'))[:16]} -> "
         f"{str(period.get('until'))[:16]} (UTC)"
-        + (f", collection {report['collection']}" if report.get("collection") else "")
-        + (f", scope {report['scope']}" if report.get("scope") else "")
+        + (f", collection {safe_name(report['collection'])}" if report.get("collection") else "")
+        + (f", scope {safe_name(report['scope'])}" if report.get("scope") else "")
     ]
-    lines += [f"  note: {note}" for note in report.get("limitations") or []]
+    lines += [f"  note: {safe_name(note)}" for note in report.get("limitations") or []]
     lost = describe_losses(report.get("records_lost") or {})
     if lost:
         lines.append(f"  warning: {lost}")
@@ -85,15 +90,16 @@ def _gaps(gaps: dict[str, Any]) -> list[str]:
     ]
     for group in (gaps.get("groups") or [])[:GAP_GROUPS_SHOWN]:
         nearest = ", ".join(
-            f"{d['source']} ({d['best_similarity']:.2f})" for d in group["nearest_documents"]
+            f"{safe_name(d['source'])} ({d['best_similarity']:.2f})"
+            for d in group["nearest_documents"]
         )
-        lines.append(f"  {group['count']:>5}  {group['label']}")
+        lines.append(f"  {group['count']:>5}  {safe_name(group['label'])}")
         for example in group["examples"][1:3]:
-            lines.append(f"         also: {example}")
+            lines.append(f"         also: {safe_name(example)}")
         if nearest:
             lines.append(f"         nearest: {nearest}")
         for kind, values in (group.get("l0_hints") or {}).items():
-            lines.append(f"         L0 {kind}: {', '.join(values)}")
+            lines.append(f"         L0 {kind}: {', '.join(safe_name(v) for v in values)}")
     return lines
 
 
@@ -101,14 +107,13 @@ def _documents(documents: dict[str, Any]) -> list[str]:
     lines = ["most cited (lookups, evidence blocks, in context pack):"]
     cited = (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]
     for doc, name in zip(cited, document_names(cited), strict=True):
-        lines.append(
-            f"  {doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}  {name}"
-        )
+        counts = f"{doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}"
+        lines.append(f"  {counts}  {safe_name(name)}")
     never = documents.get("never_cited") or []
     lines.append(
         f"never cited: {len(never)} of {documents.get('catalog_documents')} catalog documents"
         + (
-            f" of collection {documents['catalog_collection']!r}"
+            f" of collection {safe_name(repr(documents['catalog_collection']))}"
             if documents.get("catalog_collection")
             else ""
         )
@@ -120,7 +125,8 @@ def _documents(documents: dict[str, Any]) -> list[str]:
         )
     )
     for doc in never[:DOCUMENTS_SHOWN]:
-        lines.append(f"  [{doc['category']}] {doc['source']}  {doc['title']}")
+        category, source, title = (safe_name(doc[k]) for k in ("category", "source", "title"))
+        lines.append(f"  [{category}] {source}  {title}")
     if len(never) > DOCUMENTS_SHOWN:
         lines.append(f"  ... {len(never) - DOCUMENTS_SHOWN} more (--json lists them all)")
     return lines
@@ -131,7 +137,7 @@ def _routing(routing: list[dict[str, Any]]) -> list[str]:
     for row in routing:
         flag = "  <- the L0 domain misleads here" if row["misleads"] else ""
         lines.append(
-            f"  {row['category']}: {row['filtered_lookups']} filtered lookups, retried "
+            f"  {safe_name(row['category'])}: {row['filtered_lookups']} filtered lookups, retried "
             f"{_pct(row['retry_rate'])} (low quality {row['retried_low_quality']}, empty "
             f"{row['retried_empty']}){flag}"
         )

@@ -475,21 +475,30 @@ def test_no_evidence_result_keeps_traceability(store, fake):
 
 def test_context_pack_preserves_source_metadata(store, fake):
     result = lookup(store, fake, "alpha restartloop")
-    text = result.context_pack.text
+    pack = result.context_pack
+    shown = {b.evidence_key: b for b in pack.blocks}
+    left_out = {b.evidence_key for b in pack.left_out}
+    assert set(shown) | left_out == {b.evidence_key for b in result.evidence_blocks}
     for block in result.evidence_blocks:
-        assert block.source in text
-        assert block.evidence_key in text
-        assert block.title in text
-        assert block.breadcrumb.split(" > ")[-1] in text
-    assert "similarity" in text  # the hit reasons travel with the block
-    assert result.context_pack.included_sources == list(
-        dict.fromkeys(b.source for b in result.evidence_blocks)
-    )
+        if block.evidence_key not in shown:
+            continue
+        assert f"source: {block.source}\n" in pack.text
+        assert block.title in pack.text
+        assert block.breadcrumb.split(" > ")[-1] in pack.text
+        packed = shown[block.evidence_key]  # what the text does not show travels beside it
+        assert (packed.source, packed.title, packed.breadcrumb) == (
+            block.source,
+            block.title,
+            block.breadcrumb,
+        )
+        assert packed.score == block.score
+        assert "similarity" in packed.why  # the hit reasons travel with the block
+    assert pack.included_sources == list(dict.fromkeys(b.source for b in pack.blocks))
 
 
 def test_context_pack_respects_budget(store, fake):
     budget = 700
-    result = lookup(store, fake, "alpha", context_budget_chars=budget)
+    result = lookup(store, fake, "alpha", context_budget_chars=budget, relevance_knee=0.0)
     pack = result.context_pack
     contents = sum(len(b.content) for b in result.evidence_blocks)
     assert contents > budget
@@ -499,11 +508,12 @@ def test_context_pack_respects_budget(store, fake):
     # Source metadata of every included block is whole; whole blocks that do not fit are omitted.
     assert pack.included_sources
     for source in pack.included_sources:
-        assert f"source: {source} (evidenceKey" in pack.text
+        assert f"source: {source}\n" in pack.text
     all_sources = list(dict.fromkeys(b.source for b in result.evidence_blocks))
     assert pack.included_sources + pack.omitted_sources == all_sources
     for source in pack.omitted_sources:
         assert source not in pack.text
+    assert {b.reason for b in pack.left_out} <= {"budget"}
 
 
 def test_context_pack_truncates_content_not_metadata(store, fake):
@@ -513,11 +523,10 @@ def test_context_pack_truncates_content_not_metadata(store, fake):
     assert pack.truncated
     top = result.evidence_blocks[0]
     assert pack.included_sources[0] == top.source
-    header, _, body = pack.text.partition(f"evidenceKey {top.evidence_key}; ")
+    header, _, body = pack.text.partition(f"source: {top.source}\n")
     assert top.title in header
-    assert f"source: {top.source} (" in header
-    assert "why: similarity 0.90" in body.splitlines()[0]  # hit reasons kept whole
-    assert body.rstrip().endswith("…[truncated]")
+    assert pack.blocks[0].why.startswith("similarity 0.90")  # hit reasons kept whole
+    assert body.split("\n\n")[0].rstrip().endswith("…[truncated]")
     assert len(body) < len(top.content)
 
 

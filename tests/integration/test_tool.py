@@ -36,10 +36,15 @@ def test_tool_call_returns_cited_context_and_camelcase_artifact(tool):
     assert first["source"] == "kubernetes/pod-crashloopbackoff.md"
     assert first["evidenceKey"].startswith("kubernetes/pod-crashloopbackoff.md#")
     assert set(artifact) >= CONTRACT_KEYS
-    # The model reads the packed context, each block citing its source and evidenceKey.
-    assert msg.content.endswith(artifact["contextPack"]["text"])
-    assert f"source: {first['source']} (evidenceKey {first['evidenceKey']}" in msg.content
-    assert "sources: kubernetes/pod-crashloopbackoff.md" in msg.content
+    # The model reads the packed context, each block citing its number, title and source; the
+    # evidence key, score and why stay in the artifact.
+    pack = artifact["contextPack"]
+    assert msg.content.startswith(f"relevance: {artifact['relevanceLevel']}; ")
+    assert msg.content.endswith(pack["text"])
+    assert f"[1] {first['breadcrumb']}\nsource: {first['source']}\n> " in msg.content
+    assert first["evidenceKey"] not in msg.content
+    assert pack["blocks"][0]["evidenceKey"] == first["evidenceKey"]
+    assert pack["blocks"][0]["why"].startswith(("similarity", "retrieval"))
 
 
 def test_off_topic_question_reports_no_evidence_not_an_error(tool):

@@ -1,5 +1,5 @@
 """Property (hypothesis): a block's hit-reason contributions add up to its ``score``, and so do
-the leading numbers of the "why" the agent reads in the block's header (to their rounding).
+the leading numbers of the block's "why" (``contextPack.blocks[].why``, to their rounding).
 
 Whatever the candidates (dense, hybrid or BM25 labels; several attempts finding the same chunk;
 the retry's ranks of record or not) and whatever L0 matched, the README's promise holds.
@@ -8,6 +8,7 @@ the retry's ranks of record or not) and whatever L0 matched, the README's promis
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.pipeline.context_pack import block_header
+from langchain_lookup_knowledge.pipeline.context_pack import block_why
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.pipeline.rerank import rerank
@@ -61,19 +62,16 @@ def candidates(draw: st.DrawFn) -> list[Candidate]:
     return found
 
 
-_HEADER_SCORE = re.compile(r"; score (\d+\.\d\d); why: (.*)\)$")
 _TOP_LEVEL_COMMA = re.compile(r", (?![^()]*\))")
 _NUMBER = re.compile(r"[-+]?\d+\.\d+")
 
 
-def header_score_and_parts(header: str) -> tuple[float, list[float]]:
-    """The score a block header shows and the leading number of each part of its "why"."""
-    match = _HEADER_SCORE.search(header.splitlines()[1])
-    assert match is not None, header
-    parts = _TOP_LEVEL_COMMA.split(match.group(2))
+def why_score_and_parts(block: Any) -> tuple[float, list[float]]:
+    """The block's score to 2 decimals and the leading number of each part of its "why"."""
+    parts = _TOP_LEVEL_COMMA.split(block_why(block))
     numbers = [_NUMBER.search(part) for part in parts]
     assert all(numbers), parts
-    return float(match.group(1)), [float(n.group()) for n in numbers if n]
+    return round(block.score, 2), [float(n.group()) for n in numbers if n]
 
 
 @settings(max_examples=200, deadline=None)
@@ -90,11 +88,11 @@ def test_hit_reasons_add_up_to_the_score(
     selection = build_evidence_blocks(
         scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=True
     )
-    for rank, block in enumerate(selection.blocks, start=1):
+    for block in selection.blocks:
         assert sum(r.contribution for r in block.hit_reasons) == pytest.approx(block.score)
         assert [r.kind for r in block.hit_reasons].count("l1_similarity") == 1
-        # the header the agent reads: each shown number is rounded to 2 decimals, like the score
-        score, parts = header_score_and_parts(block_header(rank, block))
+        # the why the artifact shows: each number is rounded to 2 decimals, like the score
+        score, parts = why_score_and_parts(block)
         assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1)), block
     assert set(selection.contributing_attempts) <= {c.attempt for c in found}
 
@@ -112,7 +110,7 @@ def test_a_fused_hits_why_shows_its_retrieval_base_not_its_similarity() -> None:
     block = build_evidence_blocks(
         scored, top_k=5, per_document_cap=2, min_similarity=0.0, l0_participated=False
     ).blocks[0]
-    header = block_header(1, block)
-    assert "why: retrieval 0.76 (similarity 0.59, rank 0.92), query_term_coverage +0.08" in header
-    score, parts = header_score_and_parts(header)
+    why = block_why(block)
+    assert why.startswith("retrieval 0.76 (similarity 0.59, rank 0.92), query_term_coverage +0.08")
+    score, parts = why_score_and_parts(block)
     assert sum(parts) == pytest.approx(score, abs=0.005 * (len(parts) + 1))
