@@ -97,6 +97,11 @@ def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> 
     """Seconds to build the dense index ``index_type`` again and load the collection."""
     client.release_collection(name)
     client.drop_index(name, "vector")
+    deadline = time.monotonic() + 120.0  # a dropped index can linger a moment
+    while "vector" in client.list_indexes(name, field_name="vector"):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     index = client.prepare_index_params()
     index.add_index(
         "vector",
@@ -215,10 +220,10 @@ def run_scale(
             for index_type in index_types:
                 try:
                     build_s = _rebuild_dense_index(client, name, index_type, size)
-                except Exception as exc:  # the store does not have this index type
+                except Exception as exc:  # e.g. the store does not have this index type
                     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                    point["indexes"][index_type] = {"unsupported": first[:200]}
-                    say(f"{size:,}: {index_type} unsupported ({first[:80]})")
+                    point["indexes"][index_type] = {"not_built": first[:200]}
+                    say(f"{size:,}: {index_type} not built ({first[:80]})")
                     continue
                 figures = _measure(client, name, index_type, k, depth, queries)
                 point["indexes"][index_type] = {"build_s": round(build_s, 1), **figures}
@@ -242,8 +247,10 @@ def format_scale(report: dict[str, Any]) -> str:
     ]
     for point in report["sizes"]:
         for index_type, fig in point["indexes"].items():
-            if "unsupported" in fig:
-                lines.append(f"  {point['chunks']:>9,}  {index_type:<8} unsupported")
+            if "not_built" in fig:
+                lines.append(
+                    f"  {point['chunks']:>9,}  {index_type:<8} not built: {fig['not_built']}"
+                )
                 continue
             d, h = fig["dense"], fig["hybrid"]
             lines.append(
