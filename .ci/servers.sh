@@ -34,7 +34,7 @@ lk_install_servers() {
 lk_install_servers
 
 # Chromium: the records report test renders the HTML page in a real headless browser
-# (tests/test_records_report.py skips, with the reason, where it is absent).
+# (tests/integration/test_records_report.py skips, with the reason, where it is absent).
 lk_install_chromium() {
     if command -v chromium >/dev/null 2>&1; then
         return 0

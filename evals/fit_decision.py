@@ -426,7 +426,7 @@ def misses(decided: list[tuple[dict, bool, str]]) -> list[dict[str, object]]:
 # Per-family --min-found overrides of the shipped fit: none. hybrid=0.995 (keep every dev
 # in-scope question of the default English path) was measured: dev CV in-scope 0.987 and
 # out-of-scope 0.79, but its more lenient hybrid bias answers the sample knowledge base's
-# "mongodb replica set election keeps flapping" near miss (tests/test_evidence_decision.py).
+# "mongodb replica set election keeps flapping" near miss (tests/integration/test_evidence_decision.py).
 FAMILY_MIN_FOUND: dict[str, float] = {}
 
 

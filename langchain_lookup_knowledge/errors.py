@@ -31,6 +31,11 @@ class CollectionNotFoundError(StoreUnavailableError):
     """Milvus answers, but the configured collection does not exist (ingest first)."""
 
 
+class LiteDatabaseLockedError(StoreUnavailableError, ConfigurationError):
+    """The Milvus Lite file is open in another process: retrying will not help; serve it
+    (``lookup-knowledge serve``) and share its URI instead."""
+
+
 class SchemaMismatchError(LookupKnowledgeError):
     """An existing collection does not fit the configured embedder, metric or fields."""
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     Field,
     SecretStr,
     ValidationError,
@@ -49,6 +50,18 @@ RetrievalMode = Literal["dense", "hybrid", "sparse"]
 MetricType = Literal["COSINE", "IP", "L2"]
 UnitInterval = Annotated[float, Field(ge=0, le=1)]
 """A similarity, a confidence or a fusion weight: a float from 0 to 1."""
+MAX_TIMEOUT_S = 3600.0
+"""The longest time bound a ``*_s`` setting accepts (one hour): every wait ends."""
+
+
+def _bounded_seconds(value: float) -> float:
+    if not 0 < value <= MAX_TIMEOUT_S:  # also refuses nan
+        raise ValueError(f"must be a time in seconds in the range (0, {MAX_TIMEOUT_S:g}]")
+    return value
+
+
+Seconds = Annotated[float, AfterValidator(_bounded_seconds)]
+"""A time bound in seconds: more than 0, at most :data:`MAX_TIMEOUT_S` (never ``inf``)."""
 URL_FIELDS = ("milvus_uri", "openai_base_url", "invocation_db_url")
 """Settings that may hold ``user:password@``: ``model_dump`` and ``repr`` mask the password."""
 
@@ -268,12 +281,11 @@ class LookupSettings(BaseSettings):
         default=None, description="Milvus token or 'user:password'. Never logged."
     )
     milvus_db_name: str | None = Field(default=None, description="Milvus database name (server).")
-    milvus_timeout_s: float = Field(
-        default=10.0, gt=0, description="Bound on every Milvus call (connect, search, insert)."
+    milvus_timeout_s: Seconds = Field(
+        default=10.0, description="Bound on every Milvus call (connect, search, insert)."
     )
-    milvus_load_timeout_s: float = Field(
+    milvus_load_timeout_s: Seconds = Field(
         default=120.0,
-        gt=0,
         description="Bound on opening the chunk collection for lookups: loading it, then one "
         "dense and one BM25 search of one hit, which pay what Milvus Lite prepares lazily "
         "(the first BM25 search of a 3,485-chunk collection: 1.1-3.5 s on a loaded 2-core "
@@ -385,8 +397,8 @@ class LookupSettings(BaseSettings):
         "fit it, counted with tiktoken when it is installed, else estimated conservatively.",
     )
     openai_api_key: SecretStr | None = Field(default=None, description="OpenAI API key.")
-    openai_dimensions: int | None = Field(default=None, gt=0, description="Requested dimensions.")
-    embedding_timeout_s: float = Field(default=30.0, gt=0, description="Embedding call timeout.")
+    openai_dimensions: int | None = Field(default=None, description="Requested dimensions.")
+    embedding_timeout_s: Seconds = Field(default=30.0, description="Embedding call timeout.")
     embedding_max_retries: int = Field(default=2, ge=0, le=10, description="Embedding retries.")
     query_cache_size: int = Field(
         default=512, ge=0, description="Query embeddings kept in memory (0 disables)."
@@ -583,7 +595,7 @@ class LookupSettings(BaseSettings):
     sidecar_path: Literal["other", "vectorstore", "sdk"] = Field(
         default="other", description="Which path the sidecar runs (other = not the main one)."
     )
-    sidecar_timeout_s: float = Field(default=2.0, gt=0, description="Sidecar time bound.")
+    sidecar_timeout_s: Seconds = Field(default=2.0, description="Sidecar time bound.")
 
     # --- ingestion -----------------------------------------------------------------------
     categories_file: Path | None = Field(
@@ -628,6 +640,7 @@ class LookupSettings(BaseSettings):
     records_retention_days: float | None = Field(
         default=None,
         gt=0,
+        le=36_500,
         description="Records older than this many days are deleted automatically (checked at "
         "most once an hour by the recorder). None: kept until `lookup-knowledge records prune`.",
     )
@@ -638,16 +651,14 @@ class LookupSettings(BaseSettings):
         "(trace: recording.status = 'queued'); a failed write keeps the row in memory and is "
         "logged. true: the trace has the row's id, or why it was not written in time.",
     )
-    record_timeout_s: float = Field(
+    record_timeout_s: Seconds = Field(
         default=2.0,
-        gt=0,
         description="Most a write of a record may take (connect, lock, insert), and so the most "
         "a lookup waits for it under record_wait. Past it the write goes on in the background "
         "(trace: recording.row = 'pending').",
     )
-    record_retry_after_s: float = Field(
+    record_retry_after_s: Seconds = Field(
         default=30.0,
-        gt=0,
         description="After a failed or timed-out write, lookups stop trying the records "
         "database for this long: their rows wait in memory and are written when it is back.",
     )
@@ -729,6 +740,11 @@ class LookupSettings(BaseSettings):
     def _default_filter_is_safe(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         from langchain_lookup_knowledge.core.filters import filter_to_expr
 
+        if value is not None and not value:  # an authoritative filter that filters nothing
+            raise ValueError(
+                "an empty filter would match every tenant: name a field and its value "
+                '({"tenant": "acme"}), or leave default_filter unset for no filter'
+            )
         filter_to_expr(value)  # UnsafeFilterError (a ValueError) names the field or value
         return value
 

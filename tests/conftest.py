@@ -23,25 +23,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_lookup_knowledge import LookupSettings, create_lookup_knowledge_tool
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.store.connection import close_all_clients
-
-try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from servers import (
-        ServerUnavailable,
-        start_milvus_lite_server,
-        start_milvus_server,
-        start_postgres,
-    )
-except ImportError:  # ... or tests/ is a package
-    from tests.servers import (
-        ServerUnavailable,
-        start_milvus_lite_server,
-        start_milvus_server,
-        start_postgres,
-    )
+from tests.servers import (
+    ServerUnavailable,
+    start_milvus_lite_server,
+    start_milvus_server,
+    start_postgres,
+)
 
 # The suite reads a lookup's tool_invocation row right after the lookup and checks the row id its
 # trace names, so its lookups wait for their record (record_wait). The default, queued records,
-# is tested on its own in tests/test_recording_queue.py.
+# is tested on its own in tests/integration/test_recording_queue.py.
 os.environ.setdefault("LOOKUP_KNOWLEDGE_RECORD_WAIT", "true")
 
 REPO = Path(__file__).resolve().parents[1]

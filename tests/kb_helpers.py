@@ -15,11 +15,7 @@ from langchain_lookup_knowledge.knowledge.chunking import chunk_document, embedd
 from langchain_lookup_knowledge.knowledge.loader import load_document
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.connection import open_client
-
-try:  # tests/ on sys.path (no tests/__init__.py) ...
-    from conftest import SAMPLE_KB
-except ImportError:  # ... or tests/ is a package
-    from tests.conftest import SAMPLE_KB
+from tests.conftest import SAMPLE_KB
 
 
 def write(root: Path, rel: str, content: str | bytes) -> Path:

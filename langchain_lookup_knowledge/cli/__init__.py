@@ -1,5 +1,5 @@
 """``lookup-knowledge``: ingest a knowledge folder, ask questions, run the demo, compare the L1
-paths, evaluate and benchmark.
+paths, evaluate and benchmark, serve a knowledge base to other processes.
 
 Each subcommand is one module of this package with a ``register(subcommands)`` function, listed
 once in :data:`COMMANDS`: adding a subcommand is one new module and one line there. User errors
@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.cli import (
     query,
     records,
     report,
+    serve,
 )
 from langchain_lookup_knowledge.cli.options import (
     EXIT_USER_ERROR,
@@ -56,6 +57,7 @@ COMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     bench.register,
     report.register,
     records.register,  # records prune
+    serve.register,
 )
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (`| head`)

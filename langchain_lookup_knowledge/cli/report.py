@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from langchain_lookup_knowledge.cli.options import (
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     html_path = Path(args.html) if args.html else None
     if html_path is not None and not html_path.parent.is_dir():
         raise LookupKnowledgeError(f"--html: folder {html_path.parent} does not exist")
+    if html_path is not None and html_path.is_dir():
+        raise LookupKnowledgeError(f"--html: {html_path} is a folder; name a file (report.html)")
     try:
         report = build_report(settings, period, collection=args.collection, group_by=args.group_by)
     except LookupKnowledgeError:
@@ -52,13 +55,24 @@ def run(args: argparse.Namespace) -> int:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise LookupKnowledgeError(f"cannot read the invocation records: {first}") from None
     if html_path is not None:
-        tmp = html_path.with_name(f".{html_path.name}.tmp")
-        tmp.write_text(render_html(report), encoding="utf-8")
-        tmp.replace(html_path)  # never a half-written page
+        _write_page(html_path, render_html(report))
         if not args.json:
             warn(f"wrote {html_path}")
     print_output(report, args.json, render_text)
     return EXIT_OK
+
+
+def _write_page(path: Path, page: str) -> None:
+    """Write ``page`` to ``path`` whole or not at all: no half-written page, no temp file left."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # e.g. a folder of that name: not ours to remove
+            tmp.unlink(missing_ok=True)
+        reason = exc.strerror or type(exc).__name__
+        raise LookupKnowledgeError(f"--html: cannot write {path}: {reason}") from None
 
 
 def register(sub: Subcommands) -> None:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from langchain_lookup_knowledge.errors import UnsafeFilterError
 
 FilterValue = str | int | float | bool | Sequence[str | int | float | bool]
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
-_JSON_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,254})\[(.+)\]$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}\Z")
+_JSON_PATH = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,254})\[(.+)\]\Z")
 # A JSON key: any text but quotes, backslashes, brackets and control characters.
-_JSON_KEY = re.compile(r'^[^"\'\\\[\]\x00-\x1f\x7f]{1,255}$')
+_JSON_KEY = re.compile(r'^[^"\'\\\[\]\x00-\x1f\x7f]{1,255}\Z')
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 

@@ -342,9 +342,7 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         report = ingest_folder(kb, ours, embeddings=embedder, show_progress=False)
         ours_s = report.seconds
     finally:
-        for name in (bare_name, ours.collection, ours.resolved_catalog_collection):
-            if client.has_collection(name):
-                client.drop_collection(name)
+        drop_scratch_collections(client, tag)
     ours_rate = report.chunks_written / ours_s if ours_s else 0.0
     bare_rate = len(docs) / bare_s if bare_s else 0.0
     return {
@@ -355,6 +353,20 @@ def _ingest_bench(settings: LookupSettings, kb: Path, embedder: Any) -> dict[str
         "ingest_s": round(ours_s, 3),
         "bare_ingest_s": round(bare_s, 3),
     }
+
+
+def drop_scratch_collections(client: Any, tag: str) -> list[str]:
+    """Drop every collection whose name holds ``tag`` (a bench's throwaway chunk collection
+    and all it made beside it: catalog, vocabulary, the bare store's); returns their names.
+
+    Example:
+        >>> drop_scratch_collections(client, "3f2a9c1e")  # doctest: +SKIP
+        ['bench_bare_3f2a9c1e', 'bench_ingest_3f2a9c1e', 'bench_ingest_3f2a9c1e_catalog', ...]
+    """
+    dropped = sorted(name for name in client.list_collections() if tag in name)
+    for name in dropped:
+        client.drop_collection(name)
+    return dropped
 
 
 def _retry_questions(questions: Sequence[str], categories: Sequence[str]) -> list[str]:

@@ -17,10 +17,13 @@ from langchain_lookup_knowledge.errors import LookupKnowledgeError
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_DURATION_DAYS = 36_500
+"""The longest duration accepted (100 years): farther back than any record."""
 
 
 def parse_duration(text: str) -> timedelta:
-    """``N`` followed by s, m, h, d or w; anything else is a clear error."""
+    """``N`` followed by s, m, h, d or w, at most :data:`MAX_DURATION_DAYS` days; anything else
+    is a clear error."""
     match = _DURATION.match(text or "")
     if not match:
         raise LookupKnowledgeError(
@@ -29,6 +32,11 @@ def parse_duration(text: str) -> timedelta:
     seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
     if seconds <= 0:
         raise LookupKnowledgeError(f"invalid duration {text!r}: must be more than zero")
+    if seconds > MAX_DURATION_DAYS * 86400:
+        raise LookupKnowledgeError(
+            f"invalid duration {text!r}: at most {MAX_DURATION_DAYS}d (100 years); "
+            f"{MAX_DURATION_DAYS}d already reaches every record"
+        )
     return timedelta(seconds=seconds)
 
 

@@ -19,9 +19,10 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
-from langchain_lookup_knowledge.errors import StoreUnavailableError
+from langchain_lookup_knowledge.errors import LiteDatabaseLockedError, StoreUnavailableError
 from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.lite_lock import lite_locked_message
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,8 @@ def _lite_lock_holder(db_path: Path) -> bool:
         os.close(fd)
 
 
-def _check_lite_path(uri: str) -> Path:
+def check_lite_path(uri: str) -> Path:
+    """The Milvus Lite database path ``uri`` names, checked (name, folder, what is there)."""
     path = Path(uri).expanduser()
     if not path.name.endswith(".db"):
         msg = f"Milvus Lite database path must end in .db, got {uri!r}"
@@ -140,7 +142,9 @@ def _new_client(settings: LookupSettings) -> MilvusClient:
         return MilvusClient(**connection_args(settings))
 
 
-def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
+def _describe_open_failure(
+    settings: LookupSettings, exc: BaseException
+) -> str | LiteDatabaseLockedError:
     uri = settings.resolved_milvus_uri
     if settings.is_milvus_lite:
         path = Path(uri).expanduser()
@@ -160,10 +164,7 @@ def _describe_open_failure(settings: LookupSettings, exc: BaseException) -> str:
             # The lock is our own embedded server's: another process is not the cause.
             return f"the embedded Milvus Lite server for {path} did not answer: {_short(exc)}"
         if path.is_dir() and _lite_lock_holder(path):
-            return (
-                f"Milvus Lite database {path} is locked by another process "
-                "(only one process may open it; stop the other one or use a Milvus server)"
-            )
+            return LiteDatabaseLockedError(lite_locked_message(path))
         return f"cannot open Milvus Lite database {path}: {_short(exc)}"
     return redact(
         f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
@@ -191,7 +192,8 @@ def open_client(settings: LookupSettings) -> MilvusClient:
     """The process-wide ``MilvusClient`` for these settings (created once, thread-safe).
 
     Raises:
-        StoreUnavailableError: locked Lite database, missing folder, unreachable server.
+        LiteDatabaseLockedError: the Lite database is open in another process.
+        StoreUnavailableError: missing folder, unreachable server.
     """
     key = _key(settings)
     with _CLIENTS_LOCK:
@@ -199,11 +201,13 @@ def open_client(settings: LookupSettings) -> MilvusClient:
         if client is not None:
             return client
         if settings.is_milvus_lite:
-            _check_lite_path(settings.resolved_milvus_uri)
+            check_lite_path(settings.resolved_milvus_uri)
         try:
             client = _new_client(settings)
         except Exception as exc:
             message = _describe_open_failure(settings, exc)
+            if isinstance(message, LiteDatabaseLockedError):
+                raise message from None
             if settings.is_milvus_lite:  # a local path: no credentials in the cause
                 raise StoreUnavailableError(message) from exc
             raise StoreUnavailableError(message) from None

@@ -12,11 +12,7 @@ from langchain_lookup_knowledge.pipeline import decision as decision_module
 from langchain_lookup_knowledge.pipeline.decision import decide_evidence, evidence_signals
 from langchain_lookup_knowledge.pipeline.relevance import relevance_level
 from langchain_lookup_knowledge.settings import LookupSettings
-
-try:
-    from unit.test_decision import block
-except ImportError:  # pragma: no cover - run from the repo root as a package
-    from tests.unit.test_decision import block
+from tests.unit.test_decision import block
 
 
 @pytest.mark.parametrize("similarities", [(0.3,), (0.5, 0.7), (0.8, 0.2, 0.64), (0.46,)])

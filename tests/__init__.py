@@ -1,0 +1,1 @@
+"""The test suite: unit/ (no Milvus, no model) and integration/."""

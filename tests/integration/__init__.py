@@ -1,0 +1,1 @@
+"""Tests against Milvus Lite, the real embedding model, servers and processes."""
