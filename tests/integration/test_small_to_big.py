@@ -17,11 +17,7 @@ from langchain_lookup_knowledge.pipeline.expand import (
     neighbour_keys,
 )
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
-
-try:
-    from kb_helpers import write
-except ImportError:
-    from tests.kb_helpers import write
+from tests.kb_helpers import write
 
 INTRO = " ".join(
     f"Mirroring copies live traffic to a second host so that a new release sees real load "
