@@ -8,7 +8,7 @@ collection in one run; the figures per variant: the share shown (Wilson 95% inte
 relevant document in the first five blocks, the median characters the agent reads, and the
 lookup's median time with its small-to-big part (``expand`` in the trace's timings).
 
-    python evals/howto_shown.py evals/howto_shown_dev.jsonl --kb-name apisix_en \\
+    python evals/howto_shown.py evals/apisix_en_howto_dev4.jsonl \\
         --uri /tmp/fig/apen.db --collection apen \\
         --variant 'matched_only={"section_expand_chars": 0}' --json
 
@@ -111,14 +111,14 @@ def run_variant(rows: list[dict[str, Any]], settings: LookupSettings) -> dict[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
-    parser.add_argument("--kb-name", required=True, help='only rows whose "kb" is this')
+    parser.add_argument("--kb-name", default=None, help='only rows whose "kb" is this')
     parser.add_argument("--uri", required=True)
     parser.add_argument("--collection", required=True)
     parser.add_argument("--variant", action="append", default=[], help="NAME=JSON overrides")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.file.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("kb") == args.kb_name]
+    rows = [r for r in rows if args.kb_name is None or r.get("kb") == args.kb_name]
     base = {"milvus_uri": args.uri, "collection": args.collection, "record_invocations": False}
     variants: dict[str, dict[str, Any]] = {"pipeline": {}}
     for spec in args.variant:
