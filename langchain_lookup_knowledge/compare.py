@@ -1,9 +1,10 @@
 """Both L1 paths on the same query vector, side by side (``lookup-knowledge compare``).
 
 The VectorStore path (langchain-milvus) and the SDK path (pymilvus) search the same collection
-with the same vector, filter and retrieval mode: those of the lookup's first attempt, planned by
-:func:`~langchain_lookup_knowledge.pipeline.plan.plan_query` as the tool plans them (the CJK
-rule, the L0 category filter, ``default_filter``), at ``k`` results; each result is shown in
+with the same vector, filter and retrieval mode: those of the lookup's first attempt, prepared by
+:func:`~langchain_lookup_knowledge.pipeline.transform.prepare_query` as the tool prepares them
+(the question cleaned, the CJK rule, the L0 category filter, ``default_filter``), at ``k``
+results; each result is shown in
 the sidecar's normalized comparison shape (source, breadcrumb, rank, labelled score), with
 overlap@k and rank differences.
 Each path is called once before the timed call (the first one opens it), so ``latencyMs``
@@ -20,7 +21,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.sidecar import comparable, compare
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -42,21 +43,15 @@ def compare_paths(
     """
     from dataclasses import replace
 
-    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.pipeline.transform import prepare_query
 
-    text = query.strip()
-    if not text:
-        raise LookupKnowledgeError("query is empty: ask a question in words")
     runtime = runtime or LookupRuntime(settings)
-    vector = runtime.embeddings.embed_query(text)
-    layout = runtime.layout
-    l0 = runtime.matcher().match(text)
-    plan = plan_query(text, settings, vector=vector, layout=layout, l0=l0)
-    first = plan.first_attempt
-    request = replace(plan.request(first.expr if first else None, vector), k=max(k, 1))
+    prepared = prepare_query(runtime, query)
+    request = replace(prepared.first_request(), k=max(k, 1))
+    plan, layout, first = prepared.plan, runtime.layout, prepared.plan.first_attempt
     out: dict[str, Any] = {
-        "query": text,
+        "query": plan.search_text,
         "collection": layout.name,
         "metric": layout.metric_type,
         "retrievalMode": plan.retrieval_mode,
@@ -77,10 +72,9 @@ def compare_paths(
             start = time.perf_counter()
             candidates = path.search(request)
         except Exception as exc:  # one failing path must not hide the other
-            text_error = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
             out[name] = {
                 "status": "error",
-                "error": f"{type(exc).__name__}: {text_error}".rstrip(": "),
+                "error": describe_exception(exc),
                 "latencyMs": round((time.perf_counter() - start) * 1000, 3),
                 "firstCallMs": first_ms,
                 "results": [],
@@ -92,7 +86,9 @@ def compare_paths(
             "latencyMs": round((time.perf_counter() - start) * 1000, 3),
             "firstCallMs": first_ms,
             "results": [
-                comparable(c) | {"formula": c.score_label.formula} for c in candidates[: request.k]
+                comparable(c)
+                | {"formula": c.score_label.formula, "rankScore": c.score_label.rank_score}
+                for c in candidates[: request.k]
             ],
         }
     if len(found) == len(PATHS):
@@ -112,15 +108,30 @@ def compare_paths(
     return out
 
 
-def _cell(row: dict[str, Any] | None, width: int) -> str:
+LEGEND = "\n".join(
+    (
+        "   raw: the path's own score (the RRF or weighted fusion, BM25, or the dense metric)",
+        "   rank: rank_score, raw scaled to [0, 1] as the formula above says (dense: -); "
+        "sim: cosine similarity",
+        "   *: the two paths differ on that row; overlap@k: the share of evidence keys in both "
+        "paths' first k;",
+        "   moved: shared keys at different ranks; first call: the call that opened the path "
+        "(not in its ms)",
+    )
+)
+
+
+def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
-        return " " * width
-    text = f"{row['evidenceKey']}  {row['scoreValue']:.4f} (sim {row['similarity']:.3f})"
-    return text[:width].ljust(width)
+        return ""
+    rank = row.get("rankScore")
+    shown = "  -  " if rank is None else f"{rank:.3f}"
+    return f"{row['scoreValue']:8.4f} {shown} {row['similarity']:.3f}  {row['evidenceKey']}"
 
 
-def format_comparison(report: dict[str, Any], width: int = 62) -> str:
-    """A readable side-by-side rendering of :func:`compare_paths`' report."""
+def format_comparison(report: dict[str, Any]) -> str:
+    """A readable side-by-side rendering of :func:`compare_paths`' report, with a legend of
+    every figure it prints."""
     lines = [
         f"Q: {report['query']}",
         f"   collection={report['collection']!r} metric={report['metric']} "
@@ -139,13 +150,21 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
             + f"; score {label}"
             + (f"; {formula}" if formula else "")
         )
-    lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
     rows = max(len(vs["results"]), len(sdk["results"]))
-    for i in range(rows):
-        left = vs["results"][i] if i < len(vs["results"]) else None
-        right = sdk["results"][i] if i < len(sdk["results"]) else None
+    pairs = [
+        (
+            vs["results"][i] if i < len(vs["results"]) else None,
+            sdk["results"][i] if i < len(sdk["results"]) else None,
+        )
+        for i in range(rows)
+    ]
+    columns = "     raw  rank   sim  evidenceKey"
+    width = max([len(columns)] + [len(_cell(left)) for left, _ in pairs])
+    lines.append(f"   {'#':>2}  {'vectorstore (langchain-milvus)'.ljust(width)} | sdk (pymilvus)")
+    lines.append(f"   {'':>2}  {columns.ljust(width)} | {columns}")
+    for i, (left, right) in enumerate(pairs):
         mark = " " if left and right and left["evidenceKey"] == right["evidenceKey"] else "*"
-        lines.append(f"   {i + 1:>2}{mark} {_cell(left, width)} | {_cell(right, width).rstrip()}")
+        lines.append(f"   {i + 1:>2}{mark} {_cell(left).ljust(width)} | {_cell(right)}".rstrip())
     if "overlapAtK" in report:
         moved = [d for d in report["rankDifferences"] if d["vectorstoreRank"] != d["sdkRank"]]
         lines.append(
@@ -153,4 +172,5 @@ def format_comparison(report: dict[str, Any], width: int = 62) -> str:
             f"same order: {'yes' if report['sameOrder'] else 'no'}"
             + (f"; moved: {len(moved)}" if moved else "")
         )
+    lines.append(LEGEND)
     return "\n".join(lines)

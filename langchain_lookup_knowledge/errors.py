@@ -51,6 +51,12 @@ class EmbedderMismatchError(ConfigurationError, SchemaMismatchError):
     same dimension or not): its vectors cannot be compared with the query's."""
 
 
+class DamagedStoreError(LookupKnowledgeError):
+    """The knowledge base's store is damaged: its files are missing or corrupt, or it holds no
+    chunks while its catalog lists documents. Not transient (retrying will not help) and not
+    "nothing found": rebuild it (``lookup-knowledge ingest --rebuild FOLDER``)."""
+
+
 class RetrievalUnavailableError(LookupKnowledgeError):
     """Every configured L1 path failed: knowledge retrieval is unavailable."""
 
@@ -67,6 +73,16 @@ PERMANENT_ERRORS: tuple[type[Exception], ...] = (
     UnsafeFilterError,
 )
 """Failures that retrying cannot fix: the configuration or the index must change first."""
+
+
+def is_damaged_store(exc: BaseException) -> bool:
+    """Whether ``exc`` says the store itself is damaged (rebuild it; retrying will not help).
+
+    Example:
+        >>> is_damaged_store(DamagedStoreError("milvus.db: schema.json unreadable"))
+        True
+    """
+    return isinstance(exc, DamagedStoreError)
 
 
 def is_permanent(exc: BaseException) -> bool:

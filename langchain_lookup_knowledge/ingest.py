@@ -38,6 +38,7 @@ from langchain_lookup_knowledge.errors import (
     LookupKnowledgeError,
     StoreUnavailableError,
 )
+from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.category_map import load_category_map
 from langchain_lookup_knowledge.knowledge.chunking import (
@@ -54,7 +55,7 @@ from langchain_lookup_knowledge.knowledge.loader import (
     load_document,
     walk_knowledge_folder,
 )
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     delete_entries,
@@ -63,6 +64,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import prepare_for_ingest
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,
@@ -124,6 +126,8 @@ class IngestReport:
     indexes_repaired: list[str] = field(default_factory=list)
     """Fields of the collection whose missing index this run built again (an interrupted
     index build); nothing was re-embedded."""
+    rebuilt: list[str] = field(default_factory=list)
+    """Collections dropped before writing (``rebuild``): everything was ingested again."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -147,6 +151,7 @@ class IngestReport:
             "bm25IndexRebuilt": self.bm25_index_rebuilt,
             "bm25IndexNotice": self.bm25_index_notice,
             "indexesRepaired": self.indexes_repaired,
+            "rebuilt": self.rebuilt,
         }
 
 
@@ -251,6 +256,7 @@ def ingest_folder(
     on_chunk_progress: ChunkProgressCallback | None = None,
     follow_links: bool = False,
     source_prefix: str = "",
+    rebuild: bool = False,
 ) -> IngestReport:
     """Index every markdown file under ``path`` (incrementally) into the configured collection.
 
@@ -259,6 +265,7 @@ def ingest_folder(
     (``team-a/runbooks/x.md``), so several folders share one collection; ``prune`` then
     removes only that namespace's documents. Without a prefix, a collection holds one folder:
     ingesting another folder into it is refused (the message names the other folder).
+    ``rebuild``: drop the collection, its catalog and vocabulary first (a damaged store).
 
     Raises:
         ConfigurationError: ``path`` is missing, not a folder or has no markdown file (and
@@ -266,6 +273,7 @@ def ingest_folder(
             another folder's documents under the same (empty) namespace.
         StoreUnavailableError: Milvus cannot be opened or written.
         EmbeddingError: the embedder failed, or answered unusable vectors.
+        DamagedStoreError: the store's files are damaged (without ``rebuild``).
     """
     settings = settings or LookupSettings()
     started = time.perf_counter()
@@ -306,6 +314,10 @@ def ingest_folder(
     scope = _FolderScope(str(root), namespace, present, prune)
     options = _WriteOptions(embeddings, show_progress, on_progress, on_chunk_progress)
     with _disk_full_reported(settings, report):
+        _create_default_data_dir(settings)
+        report.rebuilt = prepare_for_ingest(
+            open_client(settings), settings, rebuild=rebuild, folder=str(path)
+        )
         return _ingest(docs, settings, report, started, options, scope=scope)
 
 
@@ -355,6 +367,9 @@ def _check_one_root(
     if settings.is_milvus_lite and not any(Path(other).is_dir() for other in others):
         if others:
             logger.warning("%s takes the place of %s (no longer on disk)", scope.root, others[0])
+        return
+    if others and all(is_bundled_sample(o) for o in others):  # `lookup-knowledge demo`'s
+        logger.warning("%s takes the place of the bundled sample", scope.root)
         return
     if others:
         count = sum(1 for e in known.values() if e.root == others[0])
@@ -565,6 +580,14 @@ def _settle_absent(
     others = {e.namespace for e in known.values() if e.namespace and e.namespace != scope.namespace}
     ours = {s for s, e in known.items() if e.namespace == scope.namespace}
     gone = sorted(ours - scope.present)
+    # The demo's sample gives way to the user's folder whole (removed as if pruned).
+    sample = [] if scope.prune else [s for s in gone if is_bundled_sample(known[s].root)]
+    if sample:
+        for batch in _batches(sample, 500):
+            client.delete(layout.name, filter=condition(layout.source_ref(), batch))
+        delete_entries(client, catalog_name, sample)
+        report.pruned = sample
+        gone = [s for s in gone if s not in set(sample)]
     # Chunks of a document that never got its catalog entry (a killed run), no file either.
     orphans = sorted(
         s
@@ -749,7 +772,9 @@ def _upsert_isolated(
     except Exception as exc:
         if len(rows_of) <= 1:
             raise
-        logger.warning("a batch upsert failed (%s); writing document by document", exc)
+        logger.warning(
+            "a batch upsert failed (%s); writing document by document", describe_exception(exc)
+        )
     written: _Written = []
     failures: list[tuple[KnowledgeDocument, Exception]] = []
     for item in rows_of:
@@ -761,7 +786,7 @@ def _upsert_isolated(
     if failures and not written:
         raise failures[0][1]
     for doc, error in failures:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        first = describe_exception(error, with_type=False)
         report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
     return written
 

@@ -40,7 +40,7 @@ from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
 from langchain_lookup_knowledge.records.retention import AutoPrune
 from langchain_lookup_knowledge.records.tables import metadata as metadata
 from langchain_lookup_knowledge.records.tables import tool_invocation, tool_invocation_source
-from langchain_lookup_knowledge.redaction import redact, redact_value
+from langchain_lookup_knowledge.redaction import describe_exception, redact, redact_value
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -102,8 +102,7 @@ _TRANSIENT = (OperationalError, InterfaceError, SqlAlchemyTimeoutError, OSError)
 
 
 def _short(exc: BaseException) -> str:
-    text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
-    return redact(f"{type(exc).__name__}: {text[:240]}")
+    return describe_exception(exc, limit=240)
 
 
 class SqlInvocationRecorder:

@@ -89,6 +89,25 @@ def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
     return match["scheme"] + rest, unquote(user), (unquote(password) if sep else None)
 
 
+def describe_exception(exc: BaseException, *, limit: int = 300, with_type: bool = True) -> str:
+    """One line saying what went wrong, for a user, a model or a record: the exception's type
+    and the first line of its message (at most ``limit`` characters of it), redacted.
+
+    Example:
+        >>> describe_exception(ConnectionError("no route to http://u:pw@db:5432\\nretry"))
+        'ConnectionError: no route to http://u:***@db:5432'
+        >>> describe_exception(TimeoutError()), describe_exception(OSError("disk"), with_type=False)
+        ('TimeoutError', 'disk')
+    """
+    message = getattr(exc, "message", None)  # pymilvus errors keep their text there, unwrapped
+    text = message if isinstance(message, str) and message.strip() else str(exc)
+    lines = text.strip().splitlines()
+    first = redact(lines[0])[:limit] if lines else ""  # masked whole: no secret cut in half
+    if not first:
+        return type(exc).__name__
+    return f"{type(exc).__name__}: {first}" if with_type else first
+
+
 def redact_value(value: Any) -> Any:
     """A JSON-like value (dict, list, str) with every string in it redacted."""
     if isinstance(value, str):
@@ -118,6 +137,7 @@ class RedactingFilter(logging.Filter):
 __all__ = [
     "MASK",
     "RedactingFilter",
+    "describe_exception",
     "mask_url",
     "redact",
     "redact_value",

@@ -81,29 +81,23 @@ class LookupKnowledgeRetriever(BaseRetriever):
     k: int | None = Field(default=None, ge=1, description="Documents per call (top_k).")
     filters: dict[str, FilterValue] | None = None
 
-    _graphs: dict[int, Any] = PrivateAttr(default_factory=dict)
+    _compiled: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _embedder: CachedQueryEmbeddings | None = PrivateAttr(default=None)
-    _recorder: InvocationRecorder | None = PrivateAttr(default=None)
 
-    def _graph(self, k: int) -> Any:
-        """The lookup graph returning ``k`` evidence blocks: one per ``k``, all sharing one
-        embedder (and its query-vector cache) and one recorder."""
+    def _graph(self) -> Any:
+        """The lookup graph, compiled on first use and shared by every call (each call passes
+        its own ``k`` as the graph's ``top_k`` input)."""
         with self._lock:
-            if k not in self._graphs:
-                if not self._graphs:
-                    self._embedder = _cached(self.embeddings, self.settings)
-                    self._recorder = self.recorder
-                    if self._recorder is None and self.settings.record_invocations:
-                        self._recorder = recorder_for(self.settings)
-                # model_copy: an evaluator's k may exceed the tool's top_k limit (50).
-                settings = self.settings
-                if k != settings.top_k:
-                    settings = settings.model_copy(update={"top_k": k})
-                self._graphs[k] = build_lookup_graph(
-                    settings, embeddings=self._embedder, recorder=self._recorder
+            if self._compiled is None:
+                recorder = self.recorder
+                if recorder is None and self.settings.record_invocations:
+                    recorder = recorder_for(self.settings)
+                self._compiled = build_lookup_graph(
+                    self.settings,
+                    embeddings=_cached(self.embeddings, self.settings),
+                    recorder=recorder,
                 )
-            return self._graphs[k]
+            return self._compiled
 
     def _prepare(
         self, query: str, k: int | None = None, filters: dict[str, FilterValue] | None = None
@@ -111,11 +105,11 @@ class LookupKnowledgeRetriever(BaseRetriever):
         count = k or self.k or self.settings.top_k
         if count < 1:
             raise ValueError(f"k must be at least 1, got {count}")
-        state: dict[str, Any] = {"query": query}
+        state: dict[str, Any] = {"query": query, "top_k": count}
         scope = filters if filters is not None else self.filters
         if scope:
             state["filters"] = scope
-        return self._graph(count), state, count
+        return self._graph(), state, count
 
     @staticmethod
     def _config(run_manager: Any) -> RunnableConfig:

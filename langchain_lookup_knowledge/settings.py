@@ -504,7 +504,7 @@ class LookupSettings(BaseSettings):
         "high_confidence / medium_confidence (the first block's term coverage, the hybrid "
         "legs' agreement, its similarity; BM25 score per term for a BM25-only lookup), "
         "whatever decides found; similarity: the top similarity against high_relevance / "
-        "medium_relevance (the level before this setting under evidence_decision=similarity); "
+        "medium_relevance; "
         "auto: the evidence decision's own (relevance_model under calibrated, the top "
         "similarity under similarity).",
     )
@@ -797,7 +797,16 @@ class LookupSettings(BaseSettings):
             >>> LookupSettings().rerank_pool, LookupSettings(top_k=10).rerank_pool
             (15, 30)
         """
-        return max(self.candidate_k or CANDIDATES_PER_BLOCK * self.top_k, self.top_k)
+        return self.rerank_pool_for(self.top_k)
+
+    def rerank_pool_for(self, top_k: int) -> int:
+        """:attr:`rerank_pool` for a lookup that returns ``top_k`` blocks (a call's own ``k``).
+
+        Example:
+            >>> LookupSettings().rerank_pool_for(20)
+            60
+        """
+        return max(self.candidate_k or CANDIDATES_PER_BLOCK * top_k, top_k)
 
     @property
     def resolved_milvus_uri(self) -> str:

@@ -38,10 +38,11 @@ from langchain_core.tracers.base import BaseTracer
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
-from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError, is_permanent
+from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
+from langchain_lookup_knowledge.pipeline.attempts import error_kind
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.redaction import redact
+from langchain_lookup_knowledge.redaction import describe_exception, redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
 logger = logging.getLogger(__name__)
@@ -60,6 +61,10 @@ UNAVAILABLE_ERROR = (
     "Knowledge retrieval unavailable right now ({detail}). Try again later or answer without "
     "the knowledge base, saying so."
 )
+DAMAGED_ERROR = (
+    "The knowledge base is damaged ({detail}); retrying will not help until an operator "
+    "rebuilds it. Answer without the knowledge base and tell the user it needs attention."
+)
 MISCONFIGURED_ERROR = (
     "Knowledge retrieval is misconfigured ({detail}); retrying will not help until an operator "
     "fixes it. Answer without the knowledge base and tell the user it needs attention."
@@ -68,8 +73,8 @@ MISCONFIGURED_ERROR = (
 
 def tool_error_message(error: RetrievalError) -> str:
     """What the model reads when retrieval could not run: retry only for a transient fault."""
-    template = MISCONFIGURED_ERROR if error.kind == "configuration" else UNAVAILABLE_ERROR
-    return template.format(detail=error.message)
+    templates = {"configuration": MISCONFIGURED_ERROR, "damaged": DAMAGED_ERROR}
+    return templates.get(error.kind, UNAVAILABLE_ERROR).format(detail=error.message)
 
 
 class LookupKnowledgeInput(BaseModel):
@@ -209,12 +214,12 @@ class _LookupCall:
         if isinstance(exc, InvalidQueryError):
             return ToolException(text)
         if isinstance(exc, LookupKnowledgeError):
-            kind: ErrorKind = "configuration" if is_permanent(exc) else "transient"
+            kind: ErrorKind = error_kind(exc)
             return ToolException(tool_error_message(RetrievalError(kind=kind, message=text)))
         # Anything else (a driver error, a bug) still reaches the model as a readable error.
         trace = redact("".join(traceback.format_exception(exc)))  # a bug: keep its traceback
         logger.error("lookup_knowledge failed:\n%s", trace)
-        return ToolException(UNAVAILABLE_ERROR.format(detail=f"{type(exc).__name__}: {text}"))
+        return ToolException(UNAVAILABLE_ERROR.format(detail=describe_exception(exc)))
 
 
 class LookupKnowledgeTool(StructuredTool):
@@ -343,6 +348,7 @@ def create_lookup_knowledge_tool(
 
 
 __all__ = [
+    "DAMAGED_ERROR",
     "EMPTY_QUERY_ERROR",
     "MISCONFIGURED_ERROR",
     "TOOL_NAME",

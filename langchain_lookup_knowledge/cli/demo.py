@@ -18,10 +18,11 @@ from langchain_lookup_knowledge.cli.options import (
 )
 from langchain_lookup_knowledge.cli.query import format_result
 from langchain_lookup_knowledge.core.models import LookupResult
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.knowledge import SAMPLE_KB, is_bundled_sample
 from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.settings import LookupSettings
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
-DEMO_COLLECTION = "lookup_demo"
 DEMO_QUESTIONS = (
     "pod keeps crashing and restarting",
     "postgres replica is falling behind the primary",
@@ -43,10 +44,11 @@ How to read a lookup below:
   n. source [breadcrumb] score= (reasons)   evidence blocks after the rule-based rerank, each
                      with the reasons that scored it (l1_similarity, l0_keyword, ...)"""
 NEXT_STEPS = """\
-Next: index your own markdown folder and ask it (the command is in .venv/bin after the set-up):
-  .venv/bin/lookup-knowledge ingest YOUR_FOLDER
+Next: ask the sample yourself, then put your own markdown folder in its place (the command is
+in .venv/bin after the set-up; both use collection 'knowledge', every command's default):
   .venv/bin/lookup-knowledge query "your question"
-(collection 'knowledge' unless LOOKUP_KNOWLEDGE_COLLECTION says otherwise; see the README)"""
+  .venv/bin/lookup-knowledge ingest YOUR_FOLDER
+(your folder's documents replace the sample's; see the README)"""
 CONTENT_LINES_SHOWN = 24
 
 
@@ -92,7 +94,7 @@ def show_tool_call(tool: Any, query: str) -> None:
     print(textwrap.indent(shown, "    | ", predicate=lambda _: True))
     if len(lines) > CONTENT_LINES_SHOWN:
         print(f"    | ... ({len(lines) - CONTENT_LINES_SHOWN} more lines)")
-    print("  msg.artifact (for you; key fields, the whole contract is in the README):")
+    print("  msg.artifact (for you; key fields, the whole contract is in docs/result-contract.md):")
     summary = json.dumps(artifact_summary(msg.artifact or {}), ensure_ascii=False, indent=2)
     print(textwrap.indent(summary, "    "))
 
@@ -107,15 +109,36 @@ def hide_password(url: str) -> str:
         return "<invocation_db_url>"
 
 
+def refuse_a_users_collection(settings: LookupSettings) -> None:
+    """The demo ingests the sample (``--prune``) into the configured collection: refuse when a
+    folder of the user's is ingested there, naming it and the fix."""
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    if settings.is_milvus_lite and not Path(settings.resolved_milvus_uri).expanduser().exists():
+        return  # a first run: the ingest makes the database
+    client = open_client(settings)
+    if not client.has_collection(settings.resolved_catalog_collection):
+        return
+    roots = {e.root for e in load_catalog(client, settings.resolved_catalog_collection)}
+    theirs = sorted(r for r in roots if r and not is_bundled_sample(r))
+    if theirs:
+        msg = (
+            f"collection {settings.collection!r} holds your documents from {theirs[0]}; the "
+            "demo would replace them with the sample: run it with --collection demo"
+        )
+        raise ConfigurationError(msg)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Ingest the sample knowledge base and answer the demo's (or the user's) questions."""
+    """Ingest the sample knowledge base into the configured collection (``knowledge``, where
+    ``query`` then finds it) and answer the demo's (or the user's) questions."""
     from langchain_lookup_knowledge.ingest import ingest_folder
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
     from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 
     settings = settings_from_args(args)
-    if not args.collection:
-        settings = settings.model_copy(update={"collection": DEMO_COLLECTION})
+    refuse_a_users_collection(settings)
     report = ingest_folder(SAMPLE_KB, settings, prune=True)
     print_ingest_report(report, False)
     graph = build_lookup_graph(settings)
@@ -140,5 +163,5 @@ def register(sub: Subcommands) -> None:
     """Add ``demo`` to the subcommands."""
     parser = sub.add_parser("demo", help="ingest the sample knowledge base and ask questions")
     parser.add_argument("query", nargs="*", help="your own questions instead of the demo's")
-    add_store_args(parser, collection_default=f"`{DEMO_COLLECTION}`, whatever is configured")
+    add_store_args(parser)
     parser.set_defaults(func=run)

@@ -40,6 +40,8 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
         print(f"  skipped {skipped.source}: {skipped.reason}")
     for warning in report.warnings:
         print(f"  indexed with a change {warning.source}: {warning.reason}")
+    if report.rebuilt:
+        print(f"  rebuilt: dropped {', '.join(report.rebuilt)} and ingested everything again")
     if report.indexes_repaired:
         fields = ", ".join(report.indexes_repaired)
         print(f"  repaired the missing index of {fields} (an index build had not finished)")
@@ -70,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=None if not args.json else False,
         follow_links=args.follow_links,
         source_prefix=args.source_prefix,
+        rebuild=args.rebuild,
     )
     print_ingest_report(report, args.json)
     if args.strict and report.skipped:
@@ -105,6 +108,12 @@ def register(sub: Subcommands) -> None:
         default="",
         help="namespace for this folder's sources (NAME/path.md), so several folders share a "
         "collection; --prune then removes only this namespace's documents",
+    )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="drop the collection, its catalog and vocabulary, then ingest everything again "
+        "(the fix for a damaged store)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)

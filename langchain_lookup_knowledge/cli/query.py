@@ -73,6 +73,15 @@ def configuration_error(result: LookupResult, error: RetrievalError) -> LookupKn
     return ConfigurationError(error.message)
 
 
+def damaged_store_error(result: LookupResult, error: RetrievalError) -> errors.DamagedStoreError:
+    """A lookup's damaged-store failure as the error its first damaged step raised."""
+    for attempt in result.retrieval_trace.attempts:
+        if attempt.error_kind == "damaged" and attempt.error:
+            _, found, message = attempt.error.partition("DamagedStoreError: ")
+            return errors.DamagedStoreError(message if found else attempt.error)
+    return errors.DamagedStoreError(error.message)
+
+
 def run(args: argparse.Namespace) -> int:
     """Ask one or more questions."""
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
@@ -96,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         result = LookupResult.model_validate(out["result"])
         if error is not None and error.kind == "configuration":  # every question would fail
             raise configuration_error(result, error)
+        if error is not None and error.kind == "damaged":  # so would every one: rebuild first
+            raise damaged_store_error(result, error)
         if args.json:
             print_json(out["result"])  # the contract's camelCase JSON, as the tool's artifact
         else:

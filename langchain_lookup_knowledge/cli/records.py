@@ -21,6 +21,7 @@ from langchain_lookup_knowledge.cli.options import (
 )
 from langchain_lookup_knowledge.cli.report import add_records_db_arg
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import describe_exception
 
 
 def run_prune(args: argparse.Namespace) -> int:
@@ -38,7 +39,7 @@ def run_prune(args: argparse.Namespace) -> int:
             recorder.engine, older_than=age, now=now, scope=settings.default_filter
         )
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        first = describe_exception(exc, with_type=False)
         raise LookupKnowledgeError(f"cannot prune the invocation records: {first}") from None
     finally:
         recorder.dispose()

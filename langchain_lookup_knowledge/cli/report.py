@@ -22,6 +22,7 @@ from langchain_lookup_knowledge.cli.options import (
     warn,
 )
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
+from langchain_lookup_knowledge.redaction import describe_exception
 
 
 def add_records_db_arg(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     except LookupKnowledgeError:
         raise
     except Exception as exc:  # the database is unreachable, locked, not ours
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        first = describe_exception(exc, with_type=False)
         raise LookupKnowledgeError(f"cannot read the invocation records: {first}") from None
     if html_path is not None:
         _write_page(html_path, render_html(report))

@@ -119,7 +119,7 @@ class LexicalForm:
         version = int(match.group(1))
         if version != LEXICAL_VERSION:
             msg = (
-                f"its BM25 text was written with lexical form version {version}; this release "
+                f"its BM25 text was written with lexical form version {version}; this package "
                 f"writes version {LEXICAL_VERSION}"
             )
             raise ValueError(msg)

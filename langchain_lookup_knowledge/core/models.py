@@ -18,7 +18,7 @@ RelevanceLevel = Literal["high", "medium", "low"]
 EvidenceStatus = Literal["evidence", "no_evidence"]
 FallbackReason = Literal["filtered_vector_no_evidence", "filtered_vector_low_quality"]
 AttemptStatus = Literal["ok", "empty", "low_quality", "error"]
-ErrorKind = Literal["configuration", "transient"]
+ErrorKind = Literal["configuration", "transient", "damaged"]
 
 
 class ContractModel(BaseModel):
@@ -126,6 +126,8 @@ class RetrievalError(ContractModel):
     ``kind="configuration"``: the collection is missing, its schema does not fit the embedder,
     a setting or filter cannot work: retrying will not help until an operator fixes it.
     ``kind="transient"``: Milvus or the embedding service is down, locked or slow: try again.
+    ``kind="damaged"``: the store's files are missing or corrupt, or it holds no chunks while its
+    catalog lists documents: retrying will not help; rebuild it (``ingest --rebuild``).
     """
 
     kind: ErrorKind

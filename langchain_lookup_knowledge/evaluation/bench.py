@@ -61,6 +61,7 @@ from pydantic import SecretStr
 
 from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.evaluation.metrics import percentile
+from langchain_lookup_knowledge.knowledge import SAMPLE_KB
 from langchain_lookup_knowledge.questions import read_question_file, readable_only
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
@@ -68,7 +69,6 @@ from langchain_lookup_knowledge.settings import URL_FIELDS, LookupSettings
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.pipeline.plan import QueryPlan
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
 DEFAULT_QUESTIONS = Path(__file__).resolve().parent.parent / "sample_kb_questions.jsonl"
 
 _CHILD_TOOL = """
@@ -388,8 +388,8 @@ def run_bench(
     """Run every measurement; the report's top level holds the headline figures."""
     from langchain_lookup_knowledge.embeddings import build_embeddings
     from langchain_lookup_knowledge.evaluation.baseline import progress_enabled, rrf_ranker
-    from langchain_lookup_knowledge.pipeline.plan import plan_query
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
+    from langchain_lookup_knowledge.pipeline.transform import prepare_query
     from langchain_lookup_knowledge.recording import recorder_for
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
@@ -472,32 +472,21 @@ def run_bench(
 
     # The pipeline's own L1 search alone (embedded as the bare store embeds, no graph, no
     # rerank, no record): how much of a lookup is the retrieval it must do. It searches what
-    # the lookup's first attempt searches (plan_query: CJK rule, L0 category filter), with the
+    # the lookup's first attempt searches (prepare_query: CJK rule, L0 category filter), with the
     # question's L0 match made beforehand, outside the timed call.
     l1_runtime = LookupRuntime(settings, embeddings=raw)
     l1_path = l1_runtime.path("sdk" if settings.mode == "sdk" else "vectorstore")
     l0_matches = {q: l1_runtime.matcher().match(q) for q in questions}
 
     def l1_search(query: str) -> Any:
-        vector = raw.embed_query(query)
-        plan = plan_query(query, settings, vector=vector, layout=layout, l0=l0_matches[query])
-        first = plan.first_attempt
-        return l1_path.search(plan.request(first.expr if first else None, vector))
+        prepared = prepare_query(l1_runtime, query, l0=l0_matches[query], embeddings=raw)
+        return l1_path.search(prepared.first_request())
 
     # LangGraph's own cost for this shape: the lookup's wiring, no-op bodies, invoked as the
     # tool invokes its graph (a typical route: the plan of the first question, first attempt
     # answers).
-    floor_vector = raw.embed_query(questions[0])
-    floor = build_graph_floor(
-        settings,
-        plan_query(
-            questions[0],
-            settings,
-            vector=floor_vector,
-            layout=layout,
-            l0=l0_matches[questions[0]],
-        ),
-    )
+    floor_plan = prepare_query(l1_runtime, questions[0], l0=l0_matches[questions[0]]).plan
+    floor = build_graph_floor(settings, floor_plan)
     floor_config: RunnableConfig = {"callbacks": None, "run_name": PIPELINE_RUN_NAME}
 
     def graph_floor(query: str) -> Any:

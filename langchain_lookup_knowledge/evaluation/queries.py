@@ -641,9 +641,22 @@ def format_queries(report: dict[str, Any]) -> str:
             f"pipeline - bare {name}: MRR@5 {_interval_text(iv['mrr@5'])}, "
             f"nDCG@10 {_interval_text(iv['ndcg@10'])}"
         )
+    if report["baselines"]:
+        lines.append(
+            "  (difference of the means on the same questions, [95% bootstrap interval]: "
+            "above 0, the pipeline ranks better)"
+        )
     pipeline = report["pipeline"]
     lines.append("evidence decision: " + format_decision(pipeline["decision"]))
-    lines.append(f"fallbacks: {pipeline['fallbacks']}")
+    lines.append(
+        "  (found: the lookup returned evidence; levels: how many answers got each "
+        "relevanceLevel, and how many of those were right)"
+    )
+    lines.append(
+        f"unfiltered retries (fallbacks): {pipeline['fallbacks']} of {report['questions']} "
+        "questions (the search within the category the question names found nothing or too "
+        "little, so the whole collection was searched)"
+    )
     for name, ablation in report.get("ablations", {}).items():
         gain = ablation["gain"]
         lines.append(
@@ -666,6 +679,10 @@ def format_queries(report: dict[str, Any]) -> str:
     if isinstance(misses, list):
         for miss in misses:
             lines.append(f"  miss@5: {miss['q']!r} rel={miss['rel']} got={miss['got']}")
+        if misses:
+            lines.append("  (miss@5: no relevant document in the first 5; rel: the relevant ones)")
     else:
-        lines.append(f"misses@5: {misses} (blind: questions not shown)")
+        lines.append(
+            f"misses@5 (no relevant document in the first 5): {misses} (blind: questions not shown)"
+        )
     return "\n".join(lines)

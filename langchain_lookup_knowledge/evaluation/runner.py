@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,6 +178,37 @@ TABLE_COLUMNS: dict[str, tuple[str, int]] = {
     "p95_ms": ("p95 ms", 9),
 }
 TIMING_COLUMNS = ("p50_ms", "p95_ms")
+COLUMN_MEANINGS: dict[str, str] = {
+    "recall": "R@k: share of a question's relevant documents in the first k",
+    "mrr": "MRR@k: 1/rank of the first relevant document in the first k (0 when none)",
+    "ndcg": "nDCG@k: ranking quality in the first k, graded relevance, 1 = ideal order",
+    "p50_ms": "p50/p95 ms: median / 95th-percentile latency of one question",
+}
+"""What each column of :func:`systems_table` means, by metric family (its legend)."""
+
+
+def columns_legend(columns: Sequence[str], width: int = 100) -> list[str]:
+    """The legend of the columns shown: each figure, what it measures (wrapped lines).
+
+    Example:
+        >>> for line in columns_legend(("mrr@5", "mrr@10", "p50_ms"), width=80):
+        ...     print(line)
+        legend: MRR@k: 1/rank of the first relevant document in the first k (0 when
+          none); p50/p95 ms: median / 95th-percentile latency of one question; each a
+          mean over the questions; pipeline = this package, bare = plain LangChain on
+          the same files
+    """
+    meanings = dict.fromkeys(
+        COLUMN_MEANINGS["p50_ms" if key in TIMING_COLUMNS else key.partition("@")[0]]
+        for key in columns
+    )
+    text = (
+        "legend: "
+        + "; ".join(meanings)
+        + "; each a mean over the questions; pipeline = this package, bare = plain LangChain "
+        "on the same files"
+    )
+    return textwrap.wrap(text, width, subsequent_indent="  ")
 
 
 def systems_table(
@@ -186,7 +218,8 @@ def systems_table(
     ``bare <kind>`` for each of ``report["baselines"]``.
 
     ``columns`` are keys of :data:`TABLE_COLUMNS`: a metric prints with four decimals,
-    ``p50_ms`` / ``p95_ms`` (read from the system's ``timing``) with one.
+    ``p50_ms`` / ``p95_ms`` (read from the system's ``timing``) with one; a last line is the
+    legend of the columns (:func:`columns_legend`).
     """
     cols = [(key, *TABLE_COLUMNS[key]) for key in columns]  # (key, title, width)
     lines = [f"{'system':<{name_width}}" + "".join(f"{title:>{w}}" for _, title, w in cols)]
@@ -201,4 +234,5 @@ def systems_table(
             for key, _, w in cols
         ]
         lines.append(f"{name:<{name_width}}" + "".join(cells))
+    lines.extend(columns_legend(columns))
     return lines

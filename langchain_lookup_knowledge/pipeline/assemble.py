@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from langchain_lookup_knowledge.core.models import (
     ContextPack,
+    ErrorKind,
     EvidenceStatus,
     FallbackReason,
     L0Hints,
@@ -61,6 +62,7 @@ __all__ = [
 NO_EVIDENCE_MESSAGE = "No knowledge evidence was found for this question."
 UNAVAILABLE_MESSAGE = "Knowledge retrieval unavailable: {error}"
 MISCONFIGURED_MESSAGE = "Knowledge retrieval misconfigured: {error}"
+DAMAGED_MESSAGE = "Knowledge base damaged: {error}"
 
 
 def retrieval_error(
@@ -74,8 +76,9 @@ def retrieval_error(
     if not l1_enabled or not attempts or any(a.status != "error" for a in attempts):
         return None
     message = "; ".join(f"{a.path}: {a.error}" for a in attempts if a.error) or "every path failed"
-    permanent = any(a.error_kind == "configuration" for a in attempts)
-    return RetrievalError(kind="configuration" if permanent else "transient", message=message)
+    kinds = {a.error_kind for a in attempts}
+    kind: ErrorKind = next((k for k in ("damaged", "configuration") if k in kinds), "transient")
+    return RetrievalError(kind=kind, message=message)
 
 
 def attempt_of_record(attempts: Sequence[RetrievalAttempt]) -> str | None:
@@ -102,7 +105,9 @@ class LookupParts:
 
 def _message(found: bool, count: int, error: RetrievalError | None) -> str:
     if error is not None:
-        template = MISCONFIGURED_MESSAGE if error.kind == "configuration" else UNAVAILABLE_MESSAGE
+        template = {"configuration": MISCONFIGURED_MESSAGE, "damaged": DAMAGED_MESSAGE}.get(
+            error.kind, UNAVAILABLE_MESSAGE
+        )
         return template.format(error=error.message)
     return f"Found {count} evidence blocks." if found else NO_EVIDENCE_MESSAGE
 

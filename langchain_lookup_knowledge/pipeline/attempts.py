@@ -26,15 +26,14 @@ from langchain_lookup_knowledge.core.models import (
     FallbackReason,
     RetrievalAttempt,
 )
-from langchain_lookup_knowledge.errors import is_permanent
+from langchain_lookup_knowledge.errors import is_damaged_store, is_permanent
 from langchain_lookup_knowledge.pipeline.plan import AttemptSpec, QueryPlan
-from langchain_lookup_knowledge.redaction import redact
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import PathProvider
 from langchain_lookup_knowledge.retrieval.traced import traced_search
 
 __all__ = [
     "AttemptOutcome",
-    "describe",
     "error_kind",
     "failed_step",
     "fallback_reason",
@@ -51,14 +50,11 @@ def ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000.0, 3)
 
 
-def describe(exc: BaseException) -> str:
-    """``Type: first line of the message`` (at most 300 characters of it), secrets masked."""
-    text = str(exc).strip() or type(exc).__name__
-    return redact(f"{type(exc).__name__}: {text.splitlines()[0][:300]}")
-
-
 def error_kind(exc: BaseException) -> ErrorKind:
-    """``configuration`` when retrying cannot help (missing collection, schema), else transient."""
+    """``damaged`` for a damaged store, ``configuration`` when retrying cannot help (missing
+    collection, schema), else ``transient``."""
+    if is_damaged_store(exc):
+        return "damaged"
     return "configuration" if is_permanent(exc) else "transient"
 
 
@@ -68,7 +64,7 @@ def failed_step(name: str, path: str, exc: BaseException, start: float) -> Retri
         name=name,
         path=path,
         status="error",
-        error=describe(exc),
+        error=describe_exception(exc),
         error_kind=error_kind(exc),
         latency_ms=ms_since(start),
     )
@@ -114,15 +110,19 @@ def run_attempt(
         path = paths.path(path_name)
         request = plan.request(spec.expr, vector)
         found = traced_search(path, request, config, f"l1_search_{path_name}")
+        if not found:  # a dense search of a collection holding chunks always finds some
+            _check_store(paths)
     except Exception as exc:  # a failing path is data for the router, not a crash
-        logger.warning("L1 path %s failed: %s", path_name, describe(exc))
+        if not is_damaged_store(exc):
+            exc = _damage_behind(paths, exc)
+        logger.warning("L1 path %s failed: %s", path_name, describe_exception(exc))
         return AttemptOutcome(
             RetrievalAttempt(
                 name=spec.name,
                 filter=spec.expr,
                 path=path_name,
                 status="error",
-                error=describe(exc),
+                error=describe_exception(exc),
                 error_kind=error_kind(exc),
                 latency_ms=ms_since(start),
                 path_fallback=path_fallback,
@@ -145,6 +145,23 @@ def run_attempt(
         path_fallback=path_fallback,
     )
     return AttemptOutcome(attempt, candidates)
+
+
+def _check_store(paths: PathProvider) -> None:
+    """Raise :class:`~..errors.DamagedStoreError` if ``paths`` can tell its store is damaged
+    (a :class:`~.runtime.LookupRuntime` can; a provider without ``check_store`` cannot)."""
+    check = getattr(paths, "check_store", None)
+    if check is not None:
+        check()
+
+
+def _damage_behind(paths: PathProvider, exc: Exception) -> Exception:
+    """The store's damage when that is why ``exc`` happened, else ``exc`` itself."""
+    try:
+        _check_store(paths)
+    except Exception as damage:
+        return damage if is_damaged_store(damage) else exc
+    return exc
 
 
 def needs_retry(attempt: RetrievalAttempt) -> bool:

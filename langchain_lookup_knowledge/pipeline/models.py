@@ -1,7 +1,7 @@
 """The result contract, re-exported from :mod:`langchain_lookup_knowledge.core.models`.
 
 The models live in the bottom layer (``core``) so that ``retrieval`` and ``pipeline`` import
-them alike; this module keeps the import path that code written against earlier versions uses.
+them alike; this module keeps the ``pipeline.models`` import path working.
 
 Example:
     >>> from langchain_lookup_knowledge.pipeline.models import LookupResult

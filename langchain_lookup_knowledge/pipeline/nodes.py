@@ -88,7 +88,9 @@ class LookupNodes:
     # --- query transformation -------------------------------------------------------------
     def transform_query(self, state: LookupInput) -> Update:
         """Clean the question, L0 hints in the call's scope, the query vector, the plan."""
-        return transform_query(self.runtime, state.get("query"), state.get("filters"))
+        return transform_query(
+            self.runtime, state.get("query"), state.get("filters"), state.get("top_k")
+        )
 
     # --- L1 retrieval ---------------------------------------------------------------------
     def _first(
@@ -173,7 +175,7 @@ class LookupNodes:
         )
         selection = build_evidence_blocks(
             scored,
-            top_k=self.settings.top_k,
+            top_k=plan.top_k,
             per_document_cap=self.settings.per_document_cap,
             min_similarity=self.settings.min_evidence_similarity,
             l0_participated=not plan.l0.hints.empty,

@@ -32,6 +32,7 @@ from langchain_lookup_knowledge.core.filters import (
     filter_to_expr,
 )
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.errors import InvalidQueryError
 from langchain_lookup_knowledge.pipeline.l0 import L0Match, single_domain
 from langchain_lookup_knowledge.retrieval.bm25_query import (
     STOPWORD_DROP_MIN_ROWS,
@@ -88,6 +89,7 @@ class QueryPlan:
     template: SearchRequest
     l0: L0Match = field(default_factory=L0Match)
     notes: tuple[str, ...] = ()
+    top_k: int = 5
 
     @property
     def retry(self) -> AttemptSpec:
@@ -144,6 +146,7 @@ def plan_query(
     l0: L0Match | None = None,
     filters: Mapping[str, FilterValue] | None = None,
     notes: Sequence[str] = (),
+    top_k: int | None = None,
 ) -> QueryPlan:
     """Decide how to search ``search_text``: mode, filters, BM25 text, first attempt.
 
@@ -156,7 +159,12 @@ def plan_query(
         l0: The question's L0 match (``None``: L0 did not run).
         filters: The call's own authoritative filter (ANDed with ``default_filter``).
         notes: Notes so far (query cleaning, an unavailable catalog).
+        top_k: How many evidence blocks this call returns (default ``settings.top_k``); the
+            rerank pool follows it.
     """
+    top_k = settings.top_k if top_k is None else top_k
+    if top_k < 1:
+        raise InvalidQueryError(f"top_k must be at least 1, got {top_k}")
     l0 = l0 or L0Match()
     said = list(notes)
     caller = caller_filter_expr(settings, filters)
@@ -198,7 +206,7 @@ def plan_query(
         query_text=search_text,
         query_vector=[],
         expr=None,
-        k=settings.rerank_pool,
+        k=settings.rerank_pool_for(top_k),
         retrieval_mode=mode,
         row_count=layout.row_count if layout is not None else 0,
         lexical=layout.lexical_form if layout is not None else None,
@@ -212,4 +220,5 @@ def plan_query(
         template=template,
         l0=l0,
         notes=tuple(said),
+        top_k=top_k,
     )

@@ -16,8 +16,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from langchain_lookup_knowledge.core.models import LookupResult
-from langchain_lookup_knowledge.pipeline.attempts import describe
 from langchain_lookup_knowledge.pipeline.state import ContractJson
+from langchain_lookup_knowledge.redaction import describe_exception
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.recording import InvocationCall, InvocationRecorder
@@ -44,8 +44,8 @@ def record_call(
             return {"status": "queued"}
         return {"status": "ok", "id": recorder.record(**call)}
     except Exception as exc:
-        logger.warning("recording the tool invocation failed: %s", describe(exc))
-        status: dict[str, Any] = {"status": "error", "error": describe(exc)}
+        logger.warning("recording the tool invocation failed: %s", describe_exception(exc))
+        status: dict[str, Any] = {"status": "error", "error": describe_exception(exc)}
         if isinstance(getattr(exc, "row", None), str):  # recording.RecordingNotDone
             status["row"] = exc.row  # type: ignore[attr-defined]
         return status

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,12 +20,15 @@ from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_e
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
+from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.integrity import check_store
 from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
     describe_chunk_collection,
@@ -79,11 +81,14 @@ class LookupRuntime:
         self._paths: dict[str, L1Path] = {}
         self._path_locks: dict[str, threading.Lock] = {}
         self._path_factories = dict(path_factories or {})
-        self._catalog: list[CatalogEntry] | None = None
-        self._catalog_loaded_at = 0.0
-        self._matchers: dict[str | None, L0Matcher] = {}
-        self._vocabulary: VocabularyRead | None = None
-        self._vocabulary_loaded_at = 0.0
+        # What L0 and the evidence decision read: reloaded in the background after the TTL, so
+        # a lookup never waits for a reload (only the very first read loads in its thread).
+        self.catalog: Refreshing[CatalogView] = Refreshing(
+            self._load_catalog_view, lambda: CATALOG_TTL_S, "catalog"
+        )
+        self._vocabularies: Refreshing[VocabularyRead] = Refreshing(
+            self._read_vocabulary, lambda: CATALOG_TTL_S, "vocabulary"
+        )
         self.recorder = recorder
 
     @classmethod
@@ -134,11 +139,23 @@ class LookupRuntime:
     def _describe_layout(self) -> CollectionLayout:
         probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
         identity = EmbedderIdentity.of(self.embeddings, probe)
-        layout = describe_chunk_collection(
-            self.client, self.settings, len(probe), embedder=identity
-        )
-        warm_up(self.client, layout, self.settings, probe)
+        try:
+            layout = describe_chunk_collection(
+                self.client, self.settings, len(probe), embedder=identity
+            )
+            warm_up(self.client, layout, self.settings, probe)
+        except MilvusException:
+            self.check_store()  # a damaged store is named as such, not as a Milvus failure
+            raise
+        self.check_store()  # once per open: the files, and chunks against the catalog
         return layout
+
+    def check_store(self) -> None:
+        """Raise :class:`~langchain_lookup_knowledge.errors.DamagedStoreError` when the store
+        is damaged (:mod:`~langchain_lookup_knowledge.store.integrity`): run on open, after a
+        failed search and after a search that found no candidate at all."""
+        view = self.catalog.peek()
+        check_store(self.client, self.settings, view.entries if view is not None else None)
 
     def path(self, name: str) -> L1Path:
         """The L1 path called ``name`` ("vectorstore" or "sdk"), created once.
@@ -166,7 +183,8 @@ class LookupRuntime:
             return created
 
     def matcher(self, scope: str | None = None) -> L0Matcher:
-        """The L0 matcher over the catalog, reloaded when older than a short TTL.
+        """The L0 matcher over the catalog. A catalog older than a short TTL is read again in
+        the background: this returns the loaded one at once (only the first call waits).
 
         Args:
             scope: The authoritative filter of the lookup (``default_filter`` AND the call's
@@ -178,19 +196,23 @@ class LookupRuntime:
         scope (the most recent :data:`MATCHER_SCOPES`).
         """
         key = scope if scope is not None else filter_to_expr(self.settings.default_filter)
-        with self._lock:
-            now = time.monotonic()
-            if now - self._catalog_loaded_at > CATALOG_TTL_S or self._catalog is None:
-                self._catalog = load_catalog(self.client, self.settings.resolved_catalog_collection)
-                self._catalog_loaded_at = now
-                self._matchers.clear()
-            matcher = self._matchers.pop(key, None)
-            if matcher is None:
-                matcher = L0Matcher(self._in_scope(self._catalog, key))
-            self._matchers[key] = matcher  # most recently used last
-            while len(self._matchers) > MATCHER_SCOPES:
-                self._matchers.pop(next(iter(self._matchers)))
-            return matcher
+        view = self.catalog.get()
+        found = view.matcher(key)
+        if found is not None:
+            return found
+        # Built outside every lock: a scope's first lookup never holds up another's.
+        return view.keep(key, L0Matcher(self._in_scope(view.entries, key)))
+
+    def _load_catalog_view(self, previous: CatalogView | None) -> CatalogView:
+        """The catalog and its matchers; the previous view itself when nothing changed."""
+        entries = load_catalog(self.client, self.settings.resolved_catalog_collection)
+        if previous is not None and previous.entries == entries:
+            return previous
+        view = CatalogView(entries)
+        # The scopes in use get their matcher now (in the reload's thread), not at a lookup.
+        for key in previous.scopes() if previous is not None else []:
+            view.keep(key, L0Matcher(self._in_scope(entries, key)))
+        return view
 
     def _in_scope(self, entries: list[CatalogEntry], scope: str | None) -> list[CatalogEntry]:
         """The entries with chunks under ``scope`` (all of them without one)."""
@@ -202,7 +224,9 @@ class LookupRuntime:
         try:
             allowed = sources_in_scope(self.client, self.layout.name, source_field, scope)
         except MilvusException as exc:  # no hints rather than unscoped ones
-            logger.warning("L0 catalog not scoped to the lookup's filter: %s", exc)
+            logger.warning(
+                "L0 catalog not scoped to the lookup's filter: %s", describe_exception(exc)
+            )
             return []
         return [e for e in entries if e.source in allowed]
 
@@ -226,22 +250,56 @@ class LookupRuntime:
         It is the whole collection's, not a scope's: lookups under a filter read
         :meth:`vocabulary_for` instead, which withholds it.
         """
-        with self._lock:
-            now = time.monotonic()
-            cached = self._vocabulary
-            if cached is None or now - self._vocabulary_loaded_at > CATALOG_TTL_S:
-                try:
-                    cached = load_vocabulary(self.client, self.settings, cached)
-                except Exception as exc:  # the decision falls back to its model without it
-                    logger.warning("KB vocabulary unreadable: %s", exc)
-                    cached = VocabularyRead(None, f"KB vocabulary unreadable: {exc}")
-                self._vocabulary, self._vocabulary_loaded_at = cached, now
-            return cached
+        return self._vocabularies.get()
+
+    def _read_vocabulary(self, previous: VocabularyRead | None) -> VocabularyRead:
+        try:
+            return load_vocabulary(self.client, self.settings, previous)
+        except Exception as exc:  # the decision falls back to its model without it
+            reason = f"KB vocabulary unreadable: {describe_exception(exc)}"
+            logger.warning("%s", reason)
+            return VocabularyRead(None, reason)
 
     def refresh_catalog(self) -> None:
-        """Forget the cached catalog and vocabulary (call after an ingest in the same
-        process)."""
+        """Read the catalog and vocabulary again now, in the caller's thread (call after an
+        ingest in the same process); lookups meanwhile use the ones loaded before. When the
+        store cannot be read, they are forgotten and the next lookup reads them."""
+        for value in (self.catalog, self._vocabularies):
+            try:
+                value.reload_now()
+            except Exception as exc:
+                logger.warning(
+                    "catalog refresh failed (the next lookup reads it): %s", describe_exception(exc)
+                )
+
+
+class CatalogView:
+    """One load of the catalog and the L0 matchers built over it, one per scope (the most
+    recent :data:`MATCHER_SCOPES`)."""
+
+    def __init__(self, entries: list[CatalogEntry]) -> None:
+        self.entries = entries
+        self._matchers: dict[str | None, L0Matcher] = {}  # most recently used last
+        self._lock = threading.Lock()
+
+    def matcher(self, key: str | None) -> L0Matcher | None:
+        """The matcher of scope ``key``, if built."""
         with self._lock:
-            self._catalog = None
-            self._vocabulary = None
-            self._matchers.clear()
+            found = self._matchers.pop(key, None)
+            if found is not None:
+                self._matchers[key] = found
+            return found
+
+    def keep(self, key: str | None, matcher: L0Matcher) -> L0Matcher:
+        """Keep ``matcher`` for scope ``key`` (the least recently used beyond the bound go)."""
+        with self._lock:
+            self._matchers.pop(key, None)
+            self._matchers[key] = matcher
+            while len(self._matchers) > MATCHER_SCOPES:
+                self._matchers.pop(next(iter(self._matchers)))
+        return matcher
+
+    def scopes(self) -> list[str | None]:
+        """The scopes with a matcher, least recently used first."""
+        with self._lock:
+            return list(self._matchers)

@@ -52,10 +52,12 @@ ContractJson = dict[str, Any]
 
 
 class LookupInput(TypedDict):
-    """What a caller passes: the question, and optionally an authoritative filter."""
+    """What a caller passes: the question, and optionally an authoritative filter and how many
+    evidence blocks to return (``top_k``; default: the settings' ``top_k``)."""
 
     query: str
     filters: NotRequired[dict[str, FilterValue] | None]
+    top_k: NotRequired[int | None]
 
 
 class LookupOutput(TypedDict):
@@ -78,6 +80,7 @@ class LookupState(TypedDict, total=False):
 
     query: str
     filters: dict[str, FilterValue] | None
+    top_k: int | None
     plan: QueryPlan
     query_vector: bytes | None  # float32, read by the retrieval nodes only (see pack_vector)
     nearest_sources: list[dict[str, Any]]

@@ -31,7 +31,14 @@ from langchain_lookup_knowledge.records.scope import RecordFilter
 from langchain_lookup_knowledge.records.tables import tool_invocation_source as s
 from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["Period", "catalog_in_scope", "cited_sources", "most_cited", "never_cited"]
+__all__ = [
+    "Period",
+    "catalog_in_scope",
+    "cited_sources",
+    "document_names",
+    "most_cited",
+    "never_cited",
+]
 MOST_CITED = 20
 
 
@@ -42,23 +49,26 @@ def _cited() -> Any:
 def most_cited(
     engine: Engine, records: RecordFilter, limit: int = MOST_CITED
 ) -> list[dict[str, Any]]:
-    """The documents cited by the most lookups, with evidence-block and context-pack counts."""
+    """The documents cited by the most lookups, with evidence-block and context-pack counts;
+    one entry per collection and source (one path in two collections is two documents)."""
     lookups = func.count(distinct(s.c.invocation_id)).label("lookups")
     query = (
         select(
+            s.c.collection,
             s.c.source,
             lookups,
             func.sum(s.c.evidence_blocks).label("evidence_blocks"),
             func.sum(case((s.c.in_context.is_(True), 1), else_=0)).label("in_context"),
         )
         .where(_cited(), *records.where(s))
-        .group_by(s.c.source)
-        .order_by(lookups.desc(), s.c.source)
+        .group_by(s.c.collection, s.c.source)
+        .order_by(lookups.desc(), s.c.source, s.c.collection)
         .limit(limit)
     )
     with engine.connect() as conn:
         return [
             {
+                "collection": row.collection,
                 "source": row.source,
                 "lookups": int(row.lookups),
                 "evidence_blocks": int(row.evidence_blocks or 0),
@@ -66,6 +76,22 @@ def most_cited(
             }
             for row in conn.execute(query)
         ]
+
+
+def document_names(cited: Iterable[dict[str, Any]]) -> list[str]:
+    """How the report names each most-cited document: its source, prefixed with its collection
+    when the entries come from more than one collection.
+
+    Example:
+        >>> document_names([{"collection": "kb", "source": "a.md"}])
+        ['a.md']
+        >>> document_names([{"collection": "kb", "source": "a.md"},
+        ...                 {"collection": "docs", "source": "a.md"}])
+        ['kb: a.md', 'docs: a.md']
+    """
+    entries = list(cited)
+    several = len({e.get("collection") for e in entries}) > 1
+    return [f"{e.get('collection')}: {e['source']}" if several else e["source"] for e in entries]
 
 
 def cited_sources(engine: Engine, records: RecordFilter) -> set[str]:

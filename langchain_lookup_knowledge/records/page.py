@@ -13,6 +13,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from langchain_lookup_knowledge.records.documents import document_names
 from langchain_lookup_knowledge.records.svg import day_lines, ranked_bars, stacked_day_bars
 
 CSS = """
@@ -184,6 +185,7 @@ def _gaps(gaps: dict[str, Any]) -> str:
 
 def _documents(documents: dict[str, Any]) -> str:
     cited = documents.get("most_cited") or []
+    names, counts = document_names(cited), [c["lookups"] for c in cited]
     never = documents.get("never_cited") or []
     by_category = documents.get("never_cited_by_category") or {}
     catalog = documents.get("catalog", "ok")
@@ -191,18 +193,18 @@ def _documents(documents: dict[str, Any]) -> str:
     return (
         "<section><h2>Documents</h2>"
         "<h3 class='muted'>Most cited (lookups with the document in evidence or context)</h3>"
-        + (ranked_bars("cited", [(c["source"], c["lookups"]) for c in cited[:12]]) if cited else "")
+        + (ranked_bars("cited", list(zip(names, counts, strict=True))[:12]) if cited else "")
         + _table(
             "cited",
             ["source", "lookups", "evidence blocks", "in context pack"],
             [
                 [
-                    escape(c["source"]),
+                    escape(name),
                     str(c["lookups"]),
                     str(c["evidence_blocks"]),
                     str(c["in_context"]),
                 ]
-                for c in cited
+                for name, c in zip(names, cited, strict=True)
             ],
             {1, 2, 3},
         )

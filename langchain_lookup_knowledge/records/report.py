@@ -34,6 +34,7 @@ Top-level keys of :func:`build_report` (and ``--json``), stable for dashboards:
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from sqlalchemy import case, event, func, select
 from sqlalchemy.engine import Engine
 
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.records.collections import require_known_collection
 from langchain_lookup_knowledge.records.database import open_engine
 from langchain_lookup_knowledge.records.documents import (
     catalog_in_scope,
@@ -57,6 +59,7 @@ from langchain_lookup_knowledge.records.routing import category_routing
 from langchain_lookup_knowledge.records.scope import RecordFilter
 from langchain_lookup_knowledge.records.tables import tool_invocation as t
 from langchain_lookup_knowledge.records.upgrade import backfill
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 
 SCHEMA = "lookup-knowledge/report@1"
@@ -134,7 +137,7 @@ def _grouping_choice(
 
             embeddings = build_embeddings(settings)
         except Exception as exc:
-            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            reason = describe_exception(exc, limit=200)
             return "terms", None, f"by shared terms: the configured embedder failed ({reason})"
     return (
         "meaning",
@@ -182,6 +185,8 @@ def build_report(
 
         backfill(engine)
         lap("backfill")
+        if collection is not None:
+            require_known_collection(engine, settings, collection)
         records = RecordFilter(period, collection=collection, scope=settings.default_filter)
         daily = daily_series(engine, records)
         lap("daily")
@@ -201,6 +206,7 @@ def build_report(
         lap("gap_grouping")
         cited = most_cited(engine, records)
         catalog_collection = collection or _sole_collection(engine, records) or settings.collection
+        in_catalog = replace(records, collection=catalog_collection)  # never cited: within it
         catalog_status = "ok"
         if catalog is None:
             try:
@@ -209,10 +215,10 @@ def build_report(
                 if not catalog:
                     catalog_status = f"empty: collection {catalog_collection!r} has no catalog"
             except Exception as exc:
-                reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                reason = describe_exception(exc, limit=200, with_type=False)
                 catalog_status = f"unavailable: {reason}"
                 catalog = []
-        unused = never_cited(catalog, cited_sources(engine, records))
+        unused = never_cited(catalog, cited_sources(engine, in_catalog))
         lap("documents")
         routing = category_routing(engine, records)
         modes = query_text_modes(engine, records)

@@ -23,14 +23,36 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}"
 
 
-def _clip(text: str, width: int) -> str:
-    """``text`` cut to about ``width`` Latin characters (a CJK character is two)."""
-    used = 0
-    for i, ch in enumerate(text):
-        used += 2 if ord(ch) > 0x2E80 else 1
-        if used > width:
-            return text[:i] + "…"
-    return text
+def _units(ch: str) -> int:
+    return 2 if ord(ch) > 0x2E80 else 1  # a CJK character is two Latin ones wide
+
+
+def _wrapped(text: str, width: int, most: int = 3) -> list[str]:
+    """``text`` in lines of about ``width`` Latin characters, broken after a ``/``, space, ``-``
+    or ``_`` where one is near; at most ``most`` lines (the last one cut with "…").
+
+    Example:
+        >>> _wrapped("kubernetes/networking/ingress-returns-502-bad-gateway.md", 30)
+        ['kubernetes/networking/ingress-', 'returns-502-bad-gateway.md']
+        >>> _wrapped("x" * 100, 30, most=2)[-1][-1]
+        '…'
+    """
+    lines: list[str] = []
+    rest = text
+    while rest and len(lines) < most:
+        used, cut, soft = 0, len(rest), 0
+        for i, ch in enumerate(rest):
+            used += _units(ch)
+            if used > width:
+                cut = soft if soft > width // 3 else i
+                break
+            if ch in "/ -_":
+                soft = i + 1
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        lines[-1] = lines[-1][:-1] + "…"
+    return lines
 
 
 def _frame(name: str, label: str, body: str, height: int = HEIGHT) -> str:
@@ -139,21 +161,26 @@ def day_lines(
 
 
 def ranked_bars(name: str, items: Sequence[tuple[str, float]], label: str = "") -> str:
-    """Horizontal bars, largest first (labels on the left, values on the right)."""
-    row_h, label_w = 22, 300
-    height = max(row_h * len(items) + 8, 30)
-    top = max((v for _, v in items), default=0) or 1
+    """Horizontal bars, largest first (labels on the left, wrapped whole, values on the right)."""
+    line_h, label_w = 15, 300
+    rows = [(_wrapped(item, 46), item, float(value)) for item, value in items]
+    height = max(sum(line_h * len(lines) + 7 for lines, _, _ in rows) + 8, 30)
+    top = max((v for _, _, v in rows), default=0) or 1
     parts = []
-    for i, (item, value) in enumerate(items):
-        y = 4 + i * row_h
-        value = float(value)
+    y = 4
+    for lines, item, value in rows:
         w = (WIDTH - label_w - 60) * value / top
-        text = _clip(item, 46)
-        parts.append(
-            f'<text class="label" x="{label_w - 6}" y="{y + 15}" text-anchor="end">'
-            f"{escape(text)}</text>"
-            f'<rect class="bar" x="{label_w}" y="{y + 3}" width="{max(w, 1):.1f}" height="15" '
-            f'fill="{PALETTE[0]}"><title>{escape(item)}: {_fmt(value)}</title></rect>'
-            f'<text class="value" x="{label_w + w + 6:.1f}" y="{y + 15}">{_fmt(value)}</text>'
+        middle = y + (line_h * len(lines) + 7) / 2
+        text = "".join(
+            f'<tspan x="{label_w - 6}" y="{y + 15 + k * line_h}">{escape(line)}</tspan>'
+            for k, line in enumerate(lines)
         )
+        parts.append(
+            f'<text class="label" text-anchor="end">{text}</text>'
+            f'<rect class="bar" x="{label_w}" y="{middle - 7.5:.1f}" width="{max(w, 1):.1f}" '
+            f'height="15" fill="{PALETTE[0]}"><title>{escape(item)}: {_fmt(value)}</title></rect>'
+            f'<text class="value" x="{label_w + w + 6:.1f}" y="{middle + 4.5:.1f}">'
+            f"{_fmt(value)}</text>"
+        )
+        y += line_h * len(lines) + 7
     return _frame(name, label or name, "".join(parts), height)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_lookup_knowledge.records.documents import document_names
+
 GAP_GROUPS_SHOWN = 15
 DOCUMENTS_SHOWN = 10
 
@@ -93,10 +95,10 @@ def _gaps(gaps: dict[str, Any]) -> list[str]:
 
 def _documents(documents: dict[str, Any]) -> list[str]:
     lines = ["most cited (lookups, evidence blocks, in context pack):"]
-    for doc in (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]:
+    cited = (documents.get("most_cited") or [])[:DOCUMENTS_SHOWN]
+    for doc, name in zip(cited, document_names(cited), strict=True):
         lines.append(
-            f"  {doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}  "
-            f"{doc['source']}"
+            f"  {doc['lookups']:>5} {doc['evidence_blocks']:>5} {doc['in_context']:>5}  {name}"
         )
     never = documents.get("never_cited") or []
     lines.append(

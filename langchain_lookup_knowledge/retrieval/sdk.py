@@ -102,7 +102,14 @@ class SdkPath:
         self.client = client
         self.layout = layout
         self.timeout = settings.milvus_timeout_s
+        self.settings = settings
         self.dense_params = dense_search_params(layout, settings)
+
+    def _dense_params(self, request: SearchRequest) -> dict[str, Any]:
+        """The dense search parameters for ``request`` (a call's own larger ``k`` included)."""
+        if request.k <= self.settings.rerank_pool:
+            return self.dense_params
+        return dense_search_params(self.layout, self.settings, request.k)
 
     def search(self, request: SearchRequest) -> list[Candidate]:
         """Run the request in its retrieval mode; candidates ranked best first."""
@@ -117,7 +124,7 @@ class SdkPath:
             self.layout.name,
             data=[request.query_vector],
             anns_field=self.layout.vector_field,
-            search_params=self.dense_params,
+            search_params=self._dense_params(request),
             limit=request.k,
             filter=request.expr or "",
             output_fields=self.layout.scalar_fields,
@@ -147,7 +154,7 @@ class SdkPath:
             AnnSearchRequest(
                 [request.query_vector],
                 self.layout.vector_field,
-                self.dense_params,
+                self._dense_params(request),
                 fetch,
                 expr=request.expr or None,
             ),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_lookup_knowledge.core.models import Candidate, SidecarReport
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.retrieval.request import PathProvider, SearchRequest
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -80,7 +81,7 @@ class SidecarRun:
         try:
             self.future = _POOL.submit(lambda: list(runtime.path(self.path).search(request)))
         except Exception as exc:  # e.g. the pool is shut down at interpreter exit
-            self.submit_error = _describe(exc)
+            self.submit_error = describe_exception(exc)
 
     def _ms(self) -> float:
         return round((time.perf_counter() - self.start) * 1000, 3)
@@ -104,7 +105,7 @@ class SidecarRun:
             )
         except Exception as exc:
             return SidecarReport(
-                status="error", path=self.path, error=_describe(exc), latency_ms=self._ms()
+                status="error", path=self.path, error=describe_exception(exc), latency_ms=self._ms()
             )
         report = compare(main, side, self.k)
         return SidecarReport(
@@ -121,15 +122,3 @@ class SidecarRun:
 def start_sidecar(runtime: PathProvider, request: SearchRequest, *, main_path: str) -> SidecarRun:
     """Start the sidecar search for ``request`` now, in a worker thread (never raises)."""
     return SidecarRun(runtime, request, main_path=main_path)
-
-
-def run_sidecar(
-    runtime: PathProvider, request: SearchRequest, *, main_path: str, main: Sequence[Candidate]
-) -> SidecarReport:
-    """Run the sidecar after the main search, within ``sidecar_timeout_s``; never raises."""
-    return start_sidecar(runtime, request, main_path=main_path).report(main)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__

@@ -3,10 +3,9 @@
 It is opened on the collection's real field names with explicit index and search params (without
 them langchain-milvus assumes L2 on reopen). Dense search goes by the precomputed query vector;
 hybrid / sparse go through the store's BM25 built-in function with an explicit ranker (the
-implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector, so their dense
-similarity is computed from their stored dense vectors, which the hybrid store returns with the hits
-(:class:`_DenseVectorOutputMilvus`); were a langchain-milvus release to drop them, they are fetched
-by primary key in one call instead.
+implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector: their dense
+similarity comes from their stored vectors, which the hybrid store returns with the hits
+(:class:`_DenseVectorOutputMilvus`), else fetched by primary key in one call.
 """
 
 from __future__ import annotations
@@ -190,6 +189,7 @@ class VectorStorePath:
         self, settings: LookupSettings, layout: CollectionLayout, embeddings: Embeddings
     ) -> None:
         self.layout = layout
+        self.settings = settings
         self.timeout = settings.milvus_timeout_s
         self.dense_store = open_vectorstore(settings, layout, embeddings, hybrid=False)
         self._query_vectors = PrecomputedQueryEmbeddings(embeddings)
@@ -206,7 +206,7 @@ class VectorStorePath:
         """Run the request in its retrieval mode; candidates ranked best first."""
         if request.retrieval_mode == "dense" or self.hybrid_store is None:
             pairs = self.dense_store.similarity_search_with_score_by_vector(
-                request.query_vector, k=request.k, expr=request.expr, timeout=self.timeout
+                request.query_vector, request.k, timeout=self.timeout, **self._params(request)
             )
             return [
                 self._candidate(doc, dense_label(self.name, self.layout.metric_type, score), rank)
@@ -226,10 +226,10 @@ class VectorStorePath:
                 docs = self.hybrid_store.similarity_search_with_score(
                     request.bm25_text,
                     k=request.k,
-                    expr=request.expr,
                     fetch_k=request.fetch_k,
                     reranker=_ranker(request),
                     timeout=self.timeout,
+                    **self._params(request, hybrid=True),
                 )
         sims = self._dense_similarities(request.query_vector, docs)
         out = []
@@ -247,6 +247,14 @@ class VectorStorePath:
             return out
         client = self.hybrid_store.client
         return with_bm25_scores(client, self.layout, request, out, timeout=self.timeout)
+
+    def _params(self, request: SearchRequest, *, hybrid: bool = False) -> dict[str, Any]:
+        """The filter, and ``param=`` for a call's ``k`` beyond the configured pool (an HNSW
+        index's ef must cover it; else the store's own search parameters)."""
+        if request.k <= self.settings.rerank_pool:
+            return {"expr": request.expr}
+        dense = dense_search_params(self.layout, self.settings, request.k)
+        return {"expr": request.expr, "param": [dense, SPARSE_SEARCH_PARAMS] if hybrid else dense}
 
     def _candidate(self, doc: Document, label: ScoreLabel, rank: int) -> Candidate:
         fields = dict(doc.metadata)

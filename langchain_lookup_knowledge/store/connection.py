@@ -20,7 +20,12 @@ from typing import Any
 from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.errors import LiteDatabaseLockedError, StoreUnavailableError
-from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
+from langchain_lookup_knowledge.redaction import (
+    describe_exception,
+    redact,
+    register_secret,
+    split_userinfo,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.lite_lock import lite_locked_message
 
@@ -146,13 +151,14 @@ def _describe_open_failure(
     settings: LookupSettings, exc: BaseException
 ) -> str | LiteDatabaseLockedError:
     uri = settings.resolved_milvus_uri
+    reason = describe_exception(exc, with_type=False)
     if settings.is_milvus_lite:
         path = Path(uri).expanduser()
         if not loopback_works():
             return (
                 f"cannot reach the embedded Milvus Lite server for {path} on 127.0.0.1: the "
                 "loopback interface is down or unusable here (Milvus Lite serves on 127.0.0.1; "
-                f"bring 'lo' up, or use a Milvus server): {_short(exc)}"
+                f"bring 'lo' up, or use a Milvus server): {reason}"
             )
         unwritable = _not_writable(path)
         if unwritable:
@@ -162,21 +168,11 @@ def _describe_open_failure(
             )
         if _served_by_this_process(path):
             # The lock is our own embedded server's: another process is not the cause.
-            return f"the embedded Milvus Lite server for {path} did not answer: {_short(exc)}"
+            return f"the embedded Milvus Lite server for {path} did not answer: {reason}"
         if path.is_dir() and _lite_lock_holder(path):
             return LiteDatabaseLockedError(lite_locked_message(path))
-        return f"cannot open Milvus Lite database {path}: {_short(exc)}"
-    return redact(
-        f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {_short(exc)}"
-    )
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    message = getattr(exc, "message", None)
-    if isinstance(message, str) and message:
-        text = message
-    return text.splitlines()[0][:300]
+        return f"cannot open Milvus Lite database {path}: {reason}"
+    return redact(f"cannot reach Milvus at {uri} within {settings.milvus_timeout_s:g}s: {reason}")
 
 
 def _key(settings: LookupSettings) -> tuple[str, str, str]:

@@ -6,8 +6,8 @@ property :data:`EMBEDDER_PROPERTY` (Milvus Lite and Milvus servers both keep col
 properties; a collection's description is lost by Milvus Lite). Opening the collection for a
 lookup, and every later ingest into it, compare it with the configured embedder: another model
 is an :class:`~langchain_lookup_knowledge.errors.EmbedderMismatchError` naming both and the fix.
-A collection without the record (made by an earlier release, or by other tools) is used as
-before, with one warning per process.
+A collection without the record (made before the package recorded embedders, or by another
+tool) is searched unchecked, with one warning per process.
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ def check_embedder(
             _warned.add((where, collection))
         if first:
             logger.warning(
-                "collection %r at %s has no embedder record (made by an earlier release or "
-                "another tool): it is searched with %s unchecked; ingest the knowledge base "
-                "into a new collection to record its embedder",
+                "collection %r at %s has no embedder record (made before the package "
+                "recorded embedders, or by another tool): it is searched with %s unchecked; "
+                "ingest the knowledge base into a new collection to record its embedder",
                 collection,
                 where,
                 configured.label(),

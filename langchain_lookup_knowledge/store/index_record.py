@@ -7,8 +7,8 @@ cannot be read from the indexes any more, nor taken from today's settings (an ``
 ``bm25_defaults`` changed since would silently change the collection): it is recorded as the
 collection property :data:`INDEXES_PROPERTY` when the collection is created and each time its
 BM25 index is rebuilt (before the indexes are dropped, and after), as the ``add_index``
-arguments of each indexed field. A collection without the record (made by an earlier release
-and never rebuilt since) is repaired with the configured settings, with a warning.
+arguments of each indexed field. A collection without the record (made before the package
+recorded indexes, and never rebuilt since) is repaired with the configured settings, with a warning.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from langchain_lookup_knowledge.errors import (
     SchemaMismatchError,
     StoreUnavailableError,
 )
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.embedder_record import check_embedder, embedder_properties
 from langchain_lookup_knowledge.store.index_record import (
@@ -133,13 +133,16 @@ def dense_index_params(settings: LookupSettings) -> dict[str, Any]:
     }
 
 
-def dense_search_params(layout: CollectionLayout, settings: LookupSettings) -> dict[str, Any]:
-    """Explicit dense search parameters for the collection's index."""
+def dense_search_params(
+    layout: CollectionLayout, settings: LookupSettings, pool: int | None = None
+) -> dict[str, Any]:
+    """Explicit dense search parameters for the collection's index, for searches of ``pool``
+    candidates (default: the configured rerank pool)."""
     params: dict[str, Any] = {}
     if layout.index_type == "HNSW":
         # ef below a search's limit is an error: the rerank pool, or a hybrid list's depth
         depth = hybrid_list_depth(
-            settings.rerank_pool, settings.hybrid_fetch_factor, settings.hybrid_list_depth
+            pool or settings.rerank_pool, settings.hybrid_fetch_factor, settings.hybrid_list_depth
         )
         params = {"ef": max(settings.hnsw_ef, depth)}
     elif layout.index_type == "IVF_FLAT":
@@ -447,7 +450,7 @@ def ensure_chunk_collection(
             # Milvus < 2.5 has no BM25 function: keep a dense-only collection, say so.
             logger.warning(
                 "this Milvus cannot build a BM25 field (%s); creating a dense-only collection",
-                str(exc).splitlines()[0][:200],
+                describe_exception(exc, limit=200),
             )
             if client.has_collection(settings.collection):
                 client.drop_collection(settings.collection)
@@ -693,7 +696,7 @@ def warm_up(
                 layout.name,
                 field,
                 timeout,
-                str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__,
+                describe_exception(exc, limit=200),
             )
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.errors import ConfigurationError, StoreUnavailableError
+from langchain_lookup_knowledge.redaction import describe_exception
+from langchain_lookup_knowledge.store.connection import check_lite_path
 from langchain_lookup_knowledge.store.lite_lock import DEFAULT_PORT, lite_locked_message
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -89,7 +91,6 @@ def start_lite_server(
     from milvus_lite.adapter.grpc.server import start_server_in_thread
 
     from langchain_lookup_knowledge.errors import LiteDatabaseLockedError
-    from langchain_lookup_knowledge.store.connection import check_lite_path
 
     check_loopback(host)
     db_path = check_lite_path(str(path))
@@ -101,7 +102,7 @@ def start_lite_server(
     except DataDirLockedError:
         raise LiteDatabaseLockedError(lite_locked_message(db_path)) from None
     except (OSError, RuntimeError) as exc:
-        text = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+        text = describe_exception(exc)
         raise StoreUnavailableError(f"cannot serve {db_path} on {host}:{port}: {text}") from None
     return LiteServer(db_path, host, int(bound), server, db)
 
@@ -111,6 +112,5 @@ __all__ = [
     "LOOPBACK_HOSTS",
     "LiteServer",
     "check_loopback",
-    "lite_locked_message",
     "start_lite_server",
 ]

@@ -188,7 +188,7 @@ def _problem(info: Any) -> str | None:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             return f"its header's {key!r} is {value!r}, not a count"
     if info["version"] != VOCABULARY_VERSION:
-        return f"it is version {info['version']}, this release reads {VOCABULARY_VERSION}"
+        return f"it is version {info['version']}, this package reads {VOCABULARY_VERSION}"
     return None
 
 

@@ -3,6 +3,7 @@ graph, over the sample knowledge base; the chat model is a scripted fake, all el
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 from pathlib import Path
@@ -115,12 +116,13 @@ def test_lookup_graph_runs_as_a_node_of_a_parent_graph(kb_settings, real_embeddi
     parent = builder.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "incident-1"}}
 
-    namespaces, nodes = set(), set()
+    namespaces, nodes, streamed = set(), set(), {}
     for namespace, update in parent.stream(
         {"query": "MySQL queries are slow"}, config=config, stream_mode="updates", subgraphs=True
     ):
         namespaces.add(namespace[0].split(":")[0] if namespace else "")
         nodes.update(update)
+        streamed.update(update)
     final = parent.get_state(config).values
     assert isinstance(final["result"], dict)  # plain JSON in the parent's checkpoint
     typed = LookupResult.model_validate(final["result"])
@@ -130,6 +132,25 @@ def test_lookup_graph_runs_as_a_node_of_a_parent_graph(kb_settings, real_embeddi
     assert "lookup_knowledge" in namespaces
     assert {"transform_query", "postprocess", "assemble_result", "record_invocation"} <= nodes
     assert {"lookup_knowledge", "summarize"} <= nodes
+    # What the README says of streaming: a parent streams a subgraph node's update only for
+    # the lookup's output keys (the other nodes show None); astream_events sees every value.
+    assert streamed["transform_query"] is None
+    assert set(streamed["record_invocation"]) == {"result", "error"}
+
+    async def node_outputs() -> dict:
+        outputs = {}
+        async for event in parent.astream_events(
+            {"query": "MySQL queries are slow"},
+            config={"configurable": {"thread_id": "incident-2"}},
+            version="v2",
+        ):
+            if event["event"] == "on_chain_end" and event["name"] in PIPELINE_NODES:
+                outputs[event["name"]] = event["data"].get("output")
+        return outputs
+
+    outputs = asyncio.run(node_outputs())
+    assert outputs["transform_query"]["plan"].search_text == "MySQL queries are slow"
+    assert outputs["pack_context"]["context_pack"].included_sources
 
 
 def test_langgraph_json_graph_builds_without_touching_milvus(tmp_path, monkeypatch):

@@ -501,6 +501,12 @@ def test_compare_shows_both_paths_side_by_side(sample, real_embeddings):
     assert "sdk (pymilvus)" in text
     assert "overlap@5 = 1.00" in text
     assert report["vectorstore"]["results"][0]["evidenceKey"] in text
+    # the header's formula names rank_score: the table shows it, and a legend names each figure
+    first = report["vectorstore"]["results"][0]
+    assert "rank_score" in text.splitlines()[2]
+    assert f"{first['scoreValue']:8.4f} {first['rankScore']:.3f} {first['similarity']:.3f}" in text
+    for figure in ("raw:", "rank: rank_score", "sim:", "overlap@k:", "moved:", "first call:"):
+        assert figure in text, figure
     json.dumps(report)
 
 

@@ -224,7 +224,7 @@ def test_demo_ingests_sample_kb_and_answers(tmp_path, monkeypatch):
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(tmp_path / "data"))
     code, out, _ = run_main(["demo", CRASHLOOP_QUERY])
     assert code == 0
-    assert "into 'lookup_demo'" in out
+    assert "into 'knowledge'" in out  # the collection every command reads by default
     assert "0 skipped" in out
     assert f"Q: {CRASHLOOP_QUERY}" in out
     first_block = next(line for line in out.splitlines() if line.strip().startswith("1. "))
@@ -245,11 +245,26 @@ def test_demo_ingests_sample_kb_and_answers(tmp_path, monkeypatch):
     assert artifact["evidenceBlocks"][0]["evidenceKey"] == "kubernetes/pod-crashloopbackoff.md#0"
     assert "l1_similarity" in artifact["evidenceBlocks"][0]["hitReasons"]
     assert artifact["retrievalTrace"]["selectedAttempt"]
-    # It ends with the next step.
+    # It ends with the next steps, which work as printed:
     assert out.rstrip().splitlines()[-3:-1] == [
-        "  .venv/bin/lookup-knowledge ingest YOUR_FOLDER",
         '  .venv/bin/lookup-knowledge query "your question"',
+        "  .venv/bin/lookup-knowledge ingest YOUR_FOLDER",
     ]
+    code, out, err = run_main(["query", CRASHLOOP_QUERY, "--json"])  # no --collection
+    assert code == 0, err
+    assert json.loads(out)["evidenceBlocks"][0]["source"] == "kubernetes/pod-crashloopbackoff.md"
+    mine = tmp_path / "mine"
+    write(mine, "vpn.md", "# VPN drops every hour\n\nRenew the IKE lease before it expires.\n")
+    code, out, err = run_main(["ingest", str(mine), "--json"])  # takes the sample's place
+    assert code == 0, err
+    assert len(json.loads(out)["pruned"]) == 18  # the sample's documents, all of them
+    code, out, err = run_main(["query", "vpn keeps dropping", "--json"])
+    assert [b["source"] for b in json.loads(out)["evidenceBlocks"]] == ["vpn.md"]
+    # ... and the demo never replaces a folder of the user's
+    code, _, err = run_main(["demo", CRASHLOOP_QUERY])
+    assert code == 2
+    assert f"holds your documents from {mine}" in err
+    assert "--collection demo" in err
 
 
 # --- end to end on ../shared/data/runbooks-en ---------------------------------------------
@@ -710,6 +725,12 @@ def test_eval_queries_fail_under_gates_on_each_metric(tmp_path):
     code, out, err = run_main([*argv, "--fail-under", "recall@5=0.5,mrr@10=0.5"])
     assert code == 0, err
     assert err == ""
+    # every figure printed is explained: the columns' legend, the retries, the misses
+    text = " ".join(out.split())
+    for meaning in ("legend: R@k:", "MRR@k:", "nDCG@k:", "p50/p95 ms:", "bare = plain LangChain"):
+        assert meaning in text, meaning
+    assert "unfiltered retries (fallbacks): " in text
+    assert " of 2 questions (the search within the category" in text
 
     code, out, err = run_main([*argv, "--json", "--fail-under", "recall@10=1,mrr@10=0.9"])
     assert code == 1

@@ -149,7 +149,7 @@ def test_output_piped_into_a_reader_that_stops_is_not_a_traceback(tmp_path):
 def test_the_demo_help_names_the_collection_the_demo_writes():
     (sub,) = [a for a in build_parser()._actions if a.dest == "command"]
     demo_help = " ".join(sub.choices["demo"].format_help().split())  # type: ignore[attr-defined]
-    assert "collection name (default: `lookup_demo`, whatever is configured)" in demo_help
+    assert "collection name (default: the configured one, `knowledge`)" in demo_help
     query_help = " ".join(sub.choices["query"].format_help().split())  # type: ignore[attr-defined]
     assert "default: the configured retrieval_mode, hybrid" in query_help
 

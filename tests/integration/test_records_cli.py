@@ -80,3 +80,19 @@ def test_user_errors_are_one_line_naming_the_problem(env, argv, message):
     assert message in err
     assert "Traceback" not in err
     assert "secret" not in err
+
+
+def test_an_unknown_collection_is_an_error_naming_those_that_exist(env):
+    code, _, err = run_main(["query", "etcd is slow"])
+    assert code == 0, err
+    err = run_main(["report", "--collection", "runbooks"])[2]
+    assert "recorded: sample_kb; ingested: sample_kb" in err
+    for argv in (["report", "--collection", "runbooks"], ["query", "x", "--collection", "kb"]):
+        code, out, err = run_main(argv)
+        assert code == 2, (argv, out)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, err
+        assert "sample_kb" in lines[0], lines[0]  # the name it should have been
+    code, out, err = run_main(["report", "--collection", "sample_kb", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["totals"]["lookups"] == 1

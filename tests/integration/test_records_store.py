@@ -5,6 +5,7 @@ on SQLite and a real PostgreSQL server."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -109,6 +110,25 @@ def test_hash_and_none_keep_no_question_text(db_url, lookups, mode):
     assert [r["query_hash"] for r in rows] == [expected, expected]  # repeats count as one
     assert details[0]["query_text"] == mode
     assert details[0]["evidence_blocks"]
+
+
+@pytest.mark.parametrize("mode", ["hash", "none"])
+def test_hash_and_none_keep_no_secret_of_the_question_in_the_decision_note(db_url, lookups, mode):
+    """A secret pasted into a question is no KB word: the evidence decision's note lists it
+    among the unseen terms; the record keeps the note without it."""
+    secret = "zqkey-Hunter2pass"
+    question = f"postgres replica lag {secret}"
+    lookups(db_url, question, record_query_text=mode, evidence_decision="calibrated")
+    (row,), _ = _rows(db_url)
+    details = row["retrieval_details"]
+    notes = details["retrieval_trace"]["notes"]
+    decision = [n for n in notes if n.startswith("evidence decision")]
+    assert decision, notes  # the note is kept ...
+    assert "unseen" in decision[0]
+    text = json.dumps(details).lower()
+    for part in ("zqkey", "hunter2pass", r"\breplica\b"):  # ... nor a word of the question
+        assert not re.search(part, text), (part, decision)
+    assert "replication-lag" in text  # the knowledge base's own text stays
 
 
 def _insert(url: str, ages_days: list[float]) -> None:

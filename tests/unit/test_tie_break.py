@@ -3,11 +3,15 @@ one of their names holds; explained, bounded by the margin, off by default."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.tie_break import profile_terms, siblings
+from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
 
 QUESTION = "autoscaler sits at max replicas for a long time"
 
@@ -81,3 +85,34 @@ def test_profile_terms_read_identifier_parts_and_stems() -> None:
     assert profile_terms(["max", "replica", "pod"], frozenset(), "KubeHpaMaxedOut") == ["max"]
     assert profile_terms(["crashing"], frozenset(), "KubePodCrashLooping") == ["crashing"]
     assert profile_terms(["磁盘"], frozenset({"磁盘"}), "节点磁盘满") == ["磁盘"]
+
+
+def test_hashed_records_keep_no_question_word_of_a_tie_break_note() -> None:
+    weights = RerankWeights(tie_break_margin=0.015)
+    scored = rerank(family(), QUESTION, None, weights=weights)
+    notes = [b.detail for s in scored for b in s.reasons if b.kind == "sibling_tie_break"]
+    assert notes, "the family's near-tie is broken (the precondition)"
+    assert "max" in notes[0]  # the question term only the lifted sibling names
+    details = {
+        "rerank_trace": [
+            {"boosts": [{"kind": b.kind, "detail": b.detail} for b in s.reasons]} for s in scored
+        ],
+        "evidence_blocks": [
+            {
+                "source": s.candidate.source,
+                "title": s.candidate.title,
+                "hit_reasons": [f"{b.kind}: {b.detail}" for b in s.reasons],
+            }
+            for s in scored
+        ],
+    }
+    for mode in ("hash", "none"):
+        _, kept = QueryTextPolicy(mode).apply(QUESTION, details)
+        texts = json.dumps(
+            [kept["rerank_trace"], [b["hit_reasons"] for b in kept["evidence_blocks"]]]
+        )
+        for word in ("max", "replica", "autoscaler"):
+            assert not re.search(rf"\b{word}", texts, re.IGNORECASE), (word, texts)
+        assert "near-tie with sibling" in texts  # the note stays, without the question
+        # the knowledge base's own text stays whole
+        assert kept["evidence_blocks"][0]["title"] == details["evidence_blocks"][0]["title"]
