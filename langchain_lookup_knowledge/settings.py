@@ -572,12 +572,12 @@ class LookupSettings(BaseSettings):
         default=6000, ge=200, description="Context pack budget (characters)."
     )
     section_expand_chars: int = Field(
-        default=1500,
+        default=0,
         ge=0,
         le=20_000,
         description="Small-to-big: the best block grows to the chunks around it in its section "
         "(same document and top heading, read from the store by evidence key), up to this many "
-        "characters; 0 shows the matched chunk alone.",
+        "characters; 0 (the default) shows the matched chunk alone.",
     )
     max_query_chars: int = Field(
         default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."

@@ -5,8 +5,8 @@ the chunk after the one that matched (the step's description matches, its config
 first evidence block therefore reads its section around the match: the chunks before and after
 it in the same document under the same top heading (:func:`section_of`), fetched from the store
 by evidence key (``<source>#<ordinal>``, one primary-key query per lookup), joined without the
-sentences that overlapping chunks repeat, up to ``section_expand_chars`` characters; a chunk
-another block shows is not repeated. The block keeps its
+sentences that overlapping chunks repeat, up to ``section_expand_chars`` characters (opt-in:
+0 by default); a chunk another block shows is not repeated. The block keeps its
 identity, score and reasons; only its content grows. A failed fetch leaves the block as it was.
 
 Example:
