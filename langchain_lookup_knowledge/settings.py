@@ -576,6 +576,14 @@ class LookupSettings(BaseSettings):
         "of the first block's; the others are left out of the message (kept in the result, "
         "``contextPack.leftOut``) and counted in its first line. 0 shows every block.",
     )
+    section_expand_chars: int = Field(
+        default=0,
+        ge=0,
+        le=20_000,
+        description="Small-to-big: the best block grows to the chunks around it in its section "
+        "(same document and top heading, read from the store by evidence key), up to this many "
+        "characters; 0 (the default) shows the matched chunk alone.",
+    )
     max_query_chars: int = Field(
         default=8000, ge=16, description="Longer queries are truncated (noted in the trace)."
     )

@@ -14,6 +14,7 @@ lookup still reaches assembly and ``record_invocation``.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -35,6 +36,7 @@ from langchain_lookup_knowledge.pipeline.attempts import (
 )
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
+from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_selection, store_fetch
 from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
 from langchain_lookup_knowledge.pipeline.record_step import final_output, record_call
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
@@ -188,8 +190,19 @@ class LookupNodes:
     def pack_context(self, state: PackInput) -> Update:
         """Pack evidence into the agent's context within the budget."""
         selection = state.get("selection")
+        update: Update = {}
+        if selection is not None and selection.blocks and self.settings.section_expand_chars:
+            start = time.perf_counter()
+            selection = expand_selection(selection, self._fetch, self.settings.section_expand_chars)
+            update = {"selection": selection, "timings_ms": {"expand": ms_since(start)}}
         blocks = selection.blocks if selection is not None else []
-        return {"context_pack": pack_agent_context(blocks, self.settings)}
+        return update | {"context_pack": pack_agent_context(blocks, self.settings)}
+
+    def _fetch(self, keys: Sequence[str]) -> Mapping[str, Neighbour]:
+        """Stored chunks by evidence key (small-to-big's neighbours)."""
+        runtime = self.runtime
+        fetch = store_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
+        return fetch(keys)
 
     def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""
