@@ -49,6 +49,7 @@ __all__ = [
 
 TRUNCATION_MARKER = "…[truncated]"
 DEFAULT_MIN_CONTENT_CHARS = 120
+_QUOTED_MARKER = "> " + TRUNCATION_MARKER
 _SOFT_CUT_SHARE = 0.8  # cut at a space/newline when it keeps at least this share of the room
 
 
@@ -122,7 +123,10 @@ def _cut(body: str, room: int) -> str:
     soft = max(keep.rfind(" "), keep.rfind("\n"))
     if soft >= len(keep) * _SOFT_CUT_SHARE:
         keep = keep[:soft]
-    return keep.rstrip() + TRUNCATION_MARKER
+    keep = keep.rstrip()
+    if not keep:  # the marker on a line of its own is still a quoted document line
+        return _QUOTED_MARKER
+    return keep + TRUNCATION_MARKER
 
 
 def pack_context(
@@ -166,7 +170,7 @@ def pack_context(
     require_at_least(0, budget_chars=budget_chars, min_content_chars=min_content_chars)
     shown = len(blocks) if shown is None else shown
     require_at_least(0, shown=shown)
-    floor = max(min_content_chars, len(TRUNCATION_MARKER))
+    floor = max(min_content_chars, len(_QUOTED_MARKER))
 
     candidates = blocks[:shown]
     headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
@@ -175,7 +179,7 @@ def pack_context(
     floors: list[int] = []  # content room each included block needs at least
     for head, text_body in zip(headers, bodies, strict=True):
         need = (1 if floors else 0) + len(head) + 1
-        minimum = min(len(text_body), floor if floors else len(TRUNCATION_MARKER))
+        minimum = min(len(text_body), floor if floors else len(_QUOTED_MARKER))
         if fixed + need + sum(floors) + minimum > budget_chars:
             break
         fixed += need
