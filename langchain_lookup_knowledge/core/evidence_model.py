@@ -45,7 +45,7 @@ FEATURES = (
 )
 """Signal names a model may weigh (besides ``bias``); the last five need the KB vocabulary.
 ``dense_margin`` is computed and reported but weighed by no default model (measured on dev, see
-docs/evaluation.md, "Peakedness")."""
+docs/evaluation.md, "The evidence decision")."""
 
 FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 """Retrieval families a model may have weights for (see the module docstring)."""
@@ -53,7 +53,7 @@ FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 """Families whose first block is evidence only if it holds a question term."""
 # Fitted by evals/fit_decision.py on the dev splits and their out-of-scope questions, each looked
-# up hybrid and dense-only (docs/evaluation.md, "The fit on dev"). Each family's bias holds
+# up hybrid and dense-only (docs/evaluation.md, "The evidence decision"). Each family's bias holds
 # its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
     "hybrid": {

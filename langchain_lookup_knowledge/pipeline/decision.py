@@ -25,7 +25,7 @@ evidence (nothing but the ranking vouches for it).
 one among the first five blocks) is computed for every lookup and reported in the evaluation
 rows (``eval queries --json``'s ``signals``), for a fit to weigh; an ``evidence_model`` that
 weighs it shows its share in the note like any signal's; no default model does (measured on
-dev: docs/evaluation.md, "Peakedness").
+dev: docs/evaluation.md, "The evidence decision").
 
 The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
 catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
@@ -39,7 +39,7 @@ as seen. A collection
 without a vocabulary (ingested before them; a re-ingest adds one) is judged by
 ``fallback_evidence_model``, said in the trace.
 
-A family missing from a model falls back to ``dense`` (the single model of earlier releases).
+A family missing from a model falls back to ``dense`` (a model may hold only that family).
 
 The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
 are the defaults of ``core.evidence_model.DEFAULT_EVIDENCE_MODEL`` and ``LookupSettings``.

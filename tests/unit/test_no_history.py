@@ -13,19 +13,10 @@ import re
 import tokenize
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "langchain_lookup_knowledge"
 TEXT_TOKENS = {tokenize.COMMENT, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)}
 
-# Left in files that other work was rewriting at the same time, as (file, phrase): clean them,
-# then drop the xfail mark. Any other hit fails the test outright.
-REMAINING = {
-    ("langchain_lookup_knowledge/pipeline/decision.py", "earlier releases"),
-    ("langchain_lookup_knowledge/settings.py", "previous collections"),
-    ("langchain_lookup_knowledge/store/schema.py", "earlier release"),
-}
 
 HISTORY = re.compile(
     "|".join(
@@ -132,14 +123,8 @@ def test_readme_and_docs_tell_no_history() -> None:
     assert not hits, "development history in the README or docs/:\n" + "\n".join(hits)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="remaining: " + "; ".join(f"{file} {phrase!r}" for file, phrase in sorted(REMAINING)),
-)
 def test_package_text_tells_no_history() -> None:
     hits = package_hits()
-    new = [shown for where, phrase, shown in hits if (where, phrase) not in REMAINING]
-    if new:
-        pytest.fail("development history in the package's text:\n" + "\n".join(new))
-    assert not hits, "\n".join(shown for _, _, shown in hits)  # the known ones (xfail)
+    assert not hits, "development history in the package's text:\n" + "\n".join(
+        shown for _, _, shown in hits
+    )
