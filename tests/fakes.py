@@ -39,6 +39,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from langchain_lookup_knowledge.embeddings.window import EstimatedWindow
 from langchain_lookup_knowledge.errors import StoreUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
@@ -62,6 +63,10 @@ class DirectionEmbeddings(Embeddings):
         >>> round(sum(a * b for a, b in zip(fake.embed_query("alpha"), doc)), 6)
         0.4
     """
+
+    def token_window(self) -> EstimatedWindow:
+        """A window wide enough that ``chunk_size`` alone sizes a fake-embedded test's chunks."""
+        return EstimatedWindow(4096, label="fake")
 
     def __init__(self, axes: Sequence[str] = DEFAULT_AXES) -> None:
         self.axes = tuple(axes)

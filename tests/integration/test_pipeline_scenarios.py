@@ -284,10 +284,15 @@ def test_evidence_blocks_are_primary_contract(store, fake):
     assert "primary" not in wire
     assert "supplement" not in wire
     assert not any("primary" in k.lower() or "supplement" in k.lower() for k in wire)
-    # The agent-facing text is made of the evidence blocks (their sources and contents).
-    for block in result.evidence_blocks:
-        assert block.source in result.context_pack.text
-        assert block.evidence_key in result.context_pack.text
+    # The agent-facing text is made of the evidence blocks (their sources and contents), best
+    # first; the pack names each shown block's evidence key, which the text itself leaves out.
+    shown = result.context_pack.blocks
+    assert shown
+    keys = [block.evidence_key for block in result.evidence_blocks]
+    assert [packed.evidence_key for packed in shown] == keys[: len(shown)]
+    for packed in shown:
+        assert f"source: {packed.source}\n" in result.context_pack.text
+        assert packed.evidence_key not in result.context_pack.text
     tool = create_lookup_knowledge_tool(store, embeddings=fake)
     message = tool.invoke(call("alpha", "c1"))
     assert result.context_pack.text in message.content

@@ -75,8 +75,15 @@ def test_documents_are_the_tools_evidence_blocks(retriever, tool) -> None:
 def test_k_in_the_constructor_and_per_call(kb_settings, real_embeddings, retriever) -> None:
     two = LookupKnowledgeRetriever(settings=kb_settings, embeddings=real_embeddings, k=2)
     assert len(two.invoke(POOL_QUERY)) == 2
-    assert len(two.invoke(POOL_QUERY, k=7)) == 7
-    assert len(retriever.invoke(POOL_QUERY, k=12)) == 12  # beyond the tool's default 5
+    seven = LookupKnowledgeRetriever(settings=kb_settings, embeddings=real_embeddings, k=7)
+    per_call = two.invoke(POOL_QUERY, k=7)  # as many as the sample holds evidence for, up to 7
+    assert 2 < len(per_call) <= 7
+    assert [d.id for d in per_call] == [d.id for d in seven.invoke(POOL_QUERY)]
+    # beyond the tool's default 5, as many as the category L0 names holds evidence for
+    twelve = LookupKnowledgeRetriever(settings=kb_settings, embeddings=real_embeddings, k=12)
+    beyond = retriever.invoke(POOL_QUERY, k=12)
+    assert len(beyond) > 5
+    assert [d.id for d in beyond] == [d.id for d in twelve.invoke(POOL_QUERY)]
     with pytest.raises(ValueError, match="k"):
         LookupKnowledgeRetriever(settings=kb_settings, k=0)
 
