@@ -119,6 +119,10 @@ def why_not_run(command: Command) -> str | None:
         return "needs a shell variable set by an earlier command (parsed only)"
     if command.kind == "cli" and command.argv[:1] == ["serve"]:
         return "runs until stopped (parsed only; tests/integration/test_serve.py runs it)"
+    if command.kind == "cli" and command.argv[:1] == ["bench"] and "--scale" in command.argv:
+        return (
+            "grows a collection to 100,000+ chunks (parsed only; test_scale_bench.py runs it small)"
+        )
     if command.exported:
         return "needs the environment its block exports (parsed only)"
     return None
