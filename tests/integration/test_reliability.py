@@ -105,14 +105,13 @@ def test_overlong_query_is_truncated_with_a_trace_note_and_answered(
     notes = result.retrieval_trace.notes
     assert any("truncated" in n and str(len(query.strip())) in n for n in notes), notes
     transform_notes = out["retrieval_details"]["query_transform"]["notes"]
-    # the query transform's notes, then the decision's one note: under the default similarity
-    # rule the relevance model's level (relevance_decision=calibrated), else the calibrated
-    # decision's
+    # the query transform's notes, then the decision's one note: under the default (profiled)
+    # the judgement's, with its relevanceScore; under calibrated the calibrated decision's
     assert notes[: len(transform_notes)] == transform_notes
     (decision_note,) = notes[len(transform_notes) :]
-    if sample_kb_store.evidence_decision == "similarity":
-        assert decision_note.startswith("relevanceLevel by relevance_model (hybrid)")
-    else:
+    if sample_kb_store.evidence_decision == "profiled":
+        assert decision_note.startswith("judgement: relevanceScore")
+    elif sample_kb_store.evidence_decision == "calibrated":
         assert decision_note.startswith("evidence decision")
     assert result.found
     assert result.evidence_blocks[0].source == "kubernetes/pod-crashloopbackoff.md"
