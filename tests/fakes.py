@@ -64,10 +64,6 @@ class DirectionEmbeddings(Embeddings):
         0.4
     """
 
-    def token_window(self) -> EstimatedWindow:
-        """A window wide enough that ``chunk_size`` alone sizes a fake-embedded test's chunks."""
-        return EstimatedWindow(4096, label="fake")
-
     def __init__(self, axes: Sequence[str] = DEFAULT_AXES) -> None:
         self.axes = tuple(axes)
         self._index = {name: i for i, name in enumerate(self.axes)}
@@ -300,3 +296,11 @@ def gated_graph(
         },
     )
     return build_lookup_graph(runtime=runtime)
+
+
+class WideWindowDirectionEmbeddings(DirectionEmbeddings):
+    """FAKE :class:`DirectionEmbeddings` with a window wide enough that ``chunk_size`` alone sizes
+    the chunks (a test whose documents must stay in the chunks it counts)."""
+
+    def token_window(self) -> EstimatedWindow:
+        return EstimatedWindow(4096, label="fake")

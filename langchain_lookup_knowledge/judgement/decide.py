@@ -8,7 +8,6 @@ them with the shipped :class:`~.model.JudgeModel`.
 
 Example:
     >>> from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
-from langchain_lookup_knowledge.core.models import EvidenceBlock
     >>> signals = EvidenceSignals(family="hybrid", similarity=0.8, coverage=1.0, agreement=1.0)
     >>> judged = judge_signals(signals, [0.8, 0.5], [1.0, 0.7], [0.03, 0.02], None)
     >>> judged.found, judged.level, judged.profile

@@ -35,7 +35,7 @@ from langchain_lookup_knowledge.recording import SqlInvocationRecorder
 from langchain_lookup_knowledge.store.connection import close_all_clients
 from langchain_lookup_knowledge.tool import create_lookup_knowledge_tool
 from tests.conftest import BLOCK_KEYS, CONTRACT_KEYS
-from tests.fakes import DirectionEmbeddings, call
+from tests.fakes import DirectionEmbeddings, WideWindowDirectionEmbeddings, call
 
 FILLER = (
     "Operators read the service logs, compare the running configuration with the last good "
@@ -88,7 +88,7 @@ KB = {
 
 @pytest.fixture(scope="module")
 def fake() -> DirectionEmbeddings:
-    return DirectionEmbeddings()
+    return WideWindowDirectionEmbeddings()
 
 
 @pytest.fixture(scope="module")
