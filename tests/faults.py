@@ -60,6 +60,35 @@ def database_held_by_another_process(db: Path) -> Iterator[subprocess.Popen]:
         proc.wait(timeout=30)
 
 
+SQLITE_LOCK_HOLDER = """
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+if sys.argv[2] == "wal":
+    con.execute("PRAGMA journal_mode=WAL")
+con.execute("BEGIN EXCLUSIVE")
+print("ready", flush=True)
+time.sleep(300)
+"""
+
+
+@contextlib.contextmanager
+def sqlite_write_locked_by_another_process(db: Path, *, wal: bool = False) -> Iterator[None]:
+    """A second process holds the SQLite write lock of ``db`` (``BEGIN EXCLUSIVE``; ``wal``:
+    in WAL journal mode first, where readers still get in)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SQLITE_LOCK_HOLDER, str(db), "wal" if wal else "rollback"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
 @contextlib.contextmanager
 def silent_tcp_port() -> Iterator[int]:
     """A port that accepts connections and never answers (a hung server)."""

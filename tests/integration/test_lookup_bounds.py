@@ -13,12 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -28,7 +25,12 @@ from langchain_lookup_knowledge.errors import EmbeddingError
 from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.recording import SqlInvocationRecorder, create_schema, recorder_for
 from tests.fakes import call
-from tests.faults import QuietHandler, serve_on_loopback, silent_tcp_port
+from tests.faults import (
+    QuietHandler,
+    serve_on_loopback,
+    silent_tcp_port,
+    sqlite_write_locked_by_another_process,
+)
 
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
 
@@ -67,29 +69,6 @@ def test_a_surrogate_pair_is_joined_into_its_character(tool):
 # --------------------------------------------------------------------------------------------
 # The recorder: locked, silent, or a locked table
 # --------------------------------------------------------------------------------------------
-
-SQLITE_WRITER = """
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-time.sleep(300)
-"""
-
-
-@contextlib.contextmanager
-def sqlite_write_locked_by_another_process(db: Path) -> Iterator[None]:
-    """A second process holds the SQLite write lock of ``db`` (``BEGIN EXCLUSIVE``)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SQLITE_WRITER, str(db)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "locked"
-        yield
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def timed_lookups(tool, count: int) -> list[tuple[float, dict]]:

@@ -9,12 +9,10 @@ way, in ``<data_dir>/records_lost.jsonl`` when the database cannot take the coun
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,31 +22,9 @@ from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.recording import RecordingNotDone, SqlInvocationRecorder
 from tests.cli_helpers import run_cli
 from tests.fakes import call
+from tests.faults import sqlite_write_locked_by_another_process
 
 REPO = Path(__file__).resolve().parents[2]
-LOCK_HOLDER = """
-import sqlite3, sys, time
-con = sqlite3.connect(sys.argv[1], isolation_level=None)
-con.execute("PRAGMA journal_mode=WAL")
-con.execute("BEGIN EXCLUSIVE")
-print("ready", flush=True)
-time.sleep(300)
-"""
-
-
-@contextlib.contextmanager
-def sqlite_held_by_another_process(db: Path) -> Iterator[None]:
-    """Another process holds an exclusive lock on the SQLite file ``db`` (no write gets in)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LOCK_HOLDER, str(db)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        yield
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
 
 
 def result(query: str) -> LookupResult:
@@ -60,7 +36,7 @@ def test_a_full_queue_drops_the_newest_counts_it_and_persists_the_count(tmp_path
     url = f"sqlite:///{db}"
     recorder = SqlInvocationRecorder(url, timeout_s=0.3, retry_after_s=600, max_waiting=20)
     dropped = []
-    with sqlite_held_by_another_process(db), caplog.at_level(logging.WARNING):
+    with sqlite_write_locked_by_another_process(db, wal=True), caplog.at_level(logging.WARNING):
         for i in range(50):
             try:
                 recorder.enqueue(result=result(f"q{i}"), details={})
@@ -103,7 +79,7 @@ def test_the_lookup_whose_row_is_dropped_is_told_in_its_trace(
     )
     settings = kb_settings.model_copy(update={"record_wait": False})
     tool = create_lookup_knowledge_tool(settings, embeddings=real_embeddings, recorder=recorder)
-    with sqlite_held_by_another_process(db):
+    with sqlite_write_locked_by_another_process(db, wal=True):
         first = tool.invoke(call("my pod keeps crashing and restarting"))
         second = tool.invoke(call("PVC stuck in Pending"))
     assert first.artifact["retrievalTrace"]["recording"] == {"status": "queued"}
@@ -134,7 +110,7 @@ def test_rows_not_written_at_exit_are_counted_and_reported(tmp_path, monkeypatch
     data = tmp_path / "data"
     data.mkdir()
     db = data / "invocations.sqlite3"
-    with sqlite_held_by_another_process(db):
+    with sqlite_write_locked_by_another_process(db, wal=True):
         done = subprocess.run(
             [sys.executable, "-c", EXIT_WHILE_LOCKED, str(data)],
             capture_output=True,
