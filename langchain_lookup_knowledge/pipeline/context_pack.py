@@ -19,6 +19,8 @@ Budget policy:
 2. The characters left after the included headers go to the included blocks' contents best
    rank first: each block gets all it needs while the later blocks keep their floors, so the
    best block is shown whole whenever it fits and the cuts fall on the lower-ranked ones.
+   A block that is cut keeps its head, or, when a later run of its lines holds more of the
+   question's terms, that run between ``…[truncated]`` lines (:mod:`.excerpt`).
 3. ``len(text) <= budget`` always holds.
 """
 
@@ -37,6 +39,7 @@ from langchain_lookup_knowledge.core.models import (
     PackedBlock,
     ScoreLabel,
 )
+from langchain_lookup_knowledge.pipeline.excerpt import focused_cut
 from langchain_lookup_knowledge.pipeline.message import block_header, quote_text
 
 __all__ = [
@@ -138,6 +141,7 @@ def pack_context(
     knee: float | None = None,
     header: Callable[[int, EvidenceBlock], str] = block_header,
     body: Callable[[str], str] = _body,
+    focus_terms: Sequence[str] = (),
 ) -> ContextPack:
     """Pack ranked evidence blocks into at most ``budget_chars`` characters of text.
 
@@ -151,6 +155,8 @@ def pack_context(
         knee: The score the knee cut at, recorded in the pack (None: no cut).
         header: A block's header lines (rank, block) -> text ending in a newline.
         body: A block's document text as shown (quoted lines).
+        focus_terms: The question's terms: a block that must be cut shows the run of its lines
+            holding the most of them when that is not its head (:mod:`.excerpt`).
 
     Returns:
         The text, included/omitted sources, budget, characters used, whether anything was cut
@@ -194,7 +200,7 @@ def pack_context(
     ):
         cut = len(text_body) > share
         if cut:
-            text_body = _cut(text_body, share)
+            text_body = focused_cut(text_body, share, focus_terms) or _cut(text_body, share)
         parts.append(f"{head}{text_body}\n")
         packed.append(_packed(rank, block, len(text_body), cut))
     text = "\n".join(parts)

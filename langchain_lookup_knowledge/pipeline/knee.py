@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
+from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = ["knee_count", "knee_score", "pack_agent_context"]
@@ -51,13 +52,17 @@ def knee_count(scores: Sequence[float], ratio: float) -> int:
     return len(scores)
 
 
-def pack_agent_context(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> ContextPack:
+def pack_agent_context(
+    blocks: Sequence[EvidenceBlock], settings: LookupSettings, query: str = ""
+) -> ContextPack:
     """The blocks above the relevance knee packed within the context budget (the others
-    recorded as left out)."""
+    recorded as left out); a block that must be cut shows the lines that hold the most of the
+    ``query``'s terms."""
     scores = [b.score for b in blocks]
     return pack_context(
         blocks,
         settings.context_budget_chars,
         shown=knee_count(scores, settings.relevance_knee),
         knee=knee_score(scores, settings.relevance_knee),
+        focus_terms=query_terms(query),
     )

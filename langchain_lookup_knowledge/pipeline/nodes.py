@@ -196,7 +196,8 @@ class LookupNodes:
             selection = expand_selection(selection, self._fetch, self.settings.section_expand_chars)
             update = {"selection": selection, "timings_ms": {"expand": ms_since(start)}}
         blocks = selection.blocks if selection is not None else []
-        return update | {"context_pack": pack_agent_context(blocks, self.settings)}
+        pack = pack_agent_context(blocks, self.settings, state.get("query", ""))
+        return update | {"context_pack": pack}
 
     def _fetch(self, keys: Sequence[str]) -> Mapping[str, Neighbour]:
         """Stored chunks by evidence key (small-to-big's neighbours)."""

@@ -133,6 +133,7 @@ class PostprocessInput(TypedDict, total=False):
 class PackInput(TypedDict, total=False):
     """What the context packer reads."""
 
+    query: str
     selection: EvidenceSelection
 
 

@@ -192,11 +192,12 @@ blocks_strategy = st.lists(
     blocks=blocks_strategy,
     budget=st.integers(min_value=0, max_value=3000),
     floor=st.integers(min_value=0, max_value=300),
+    terms=st.lists(st.text(min_size=1, max_size=8), max_size=4),
 )
 def test_packer_never_exceeds_budget_and_keeps_headers(
-    blocks: list[EvidenceBlock], budget: int, floor: int
+    blocks: list[EvidenceBlock], budget: int, floor: int, terms: list[str]
 ) -> None:
-    pack = pack_context(blocks, budget, min_content_chars=floor)
+    pack = pack_context(blocks, budget, min_content_chars=floor, focus_terms=terms)
     assert pack.used == len(pack.text) <= budget
     assert set(pack.included_sources) | set(pack.omitted_sources) == {b.source for b in blocks}
     assert not set(pack.included_sources) & set(pack.omitted_sources)
@@ -245,9 +246,10 @@ forged_text = st.lists(st.one_of(st.sampled_from(FORGERIES), st.text(max_size=40
     contents=st.lists(forged_text, min_size=1, max_size=5),
     names=st.lists(st.one_of(st.sampled_from(FORGERIES), st.text(min_size=1)), min_size=5),
     budget=st.integers(min_value=0, max_value=3000),
+    terms=st.lists(st.sampled_from(["source", "forged", "x", "relevance", "line"]), max_size=3),
 )
 def test_no_document_text_or_name_adds_a_block_header(
-    contents: list[str], names: list[str], budget: int
+    contents: list[str], names: list[str], budget: int, terms: list[str]
 ) -> None:
     blocks = [
         EvidenceBlock(
@@ -259,7 +261,7 @@ def test_no_document_text_or_name_adds_a_block_header(
         )
         for i, content in enumerate(contents)
     ]
-    pack = pack_context(blocks, budget)
+    pack = pack_context(blocks, budget, focus_terms=terms)
     assert real_headers(pack.text) == [(b.rank, safe_name(b.source)) for b in pack.blocks]
     # every other line is quoted document text or a blank line between blocks
     for line in pack.text.split("\n"):
