@@ -24,7 +24,6 @@ from langchain_lookup_knowledge.cli.options import (
     print_output,
     settings_from_args,
 )
-from langchain_lookup_knowledge.errors import CollectionNotFoundError
 
 __all__ = ["collection_info", "register"]
 
@@ -36,13 +35,11 @@ def collection_info(settings: Any) -> dict[str, Any]:
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
     from langchain_lookup_knowledge.store.profile_store import read_profile
+    from langchain_lookup_knowledge.store.schema import require_chunk_collection
     from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
 
     client = open_client(settings)
-    if not client.has_collection(settings.collection):
-        raise CollectionNotFoundError(
-            f"collection {settings.collection!r} does not exist (run lookup-knowledge ingest)"
-        )
+    require_chunk_collection(client, settings)
     client.load_collection(settings.collection)
     chunks = int(client.get_collection_stats(settings.collection).get("row_count", 0))
     catalog = settings.resolved_catalog_collection

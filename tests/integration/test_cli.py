@@ -117,6 +117,15 @@ def test_query_before_ingest_exits_2_and_says_what_to_do(tmp_path):
     assert out == ""
 
 
+def test_info_on_an_unknown_collection_names_the_ingested_ones(sample_kb_store):
+    code, out, err = run_main(
+        ["info", "--uri", sample_kb_store.milvus_uri, "--collection", "no_such_kb"]
+    )
+    assert code == 2
+    assert_one_line_error(err, "no_such_kb", "lookup-knowledge ingest", "ingested there: sample_kb")
+    assert out == ""
+
+
 def assert_json_error(code: int, out: str, err: str, error_type: str, *needles: str) -> None:
     """A ``--json`` user error: exit 2, the stderr line, and the same message as one JSON
     object on stdout (a script that parses stdout reads the failure)."""
