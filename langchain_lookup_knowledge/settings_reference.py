@@ -14,25 +14,21 @@ Regenerate with ``python -m langchain_lookup_knowledge.settings_reference > docs
 
 from __future__ import annotations
 
-import inspect
-import re
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from langchain_lookup_knowledge.settings import ENV_PREFIX, LookupSettings
-
-_GROUP_HEADER = re.compile(r"^\s*# --- (?P<name>[^-]+?) -+\s*$")
-_FIELD_LINE = re.compile(r"^    (?P<field>[a-z_][a-z0-9_]*)\s*:")
+from langchain_lookup_knowledge.settings import ENV_PREFIX, GROUPS, REMOVED_SETTINGS, LookupSettings
 
 _INTRO = """\
 # Configuration reference
 
-Every setting of `LookupSettings`, in the order and groups of the settings model. Each can be
-given as an argument (`LookupSettings(top_k=3)`) or as its environment variable
-(`LOOKUP_KNOWLEDGE_TOP_K=3`); an argument wins over the variable. Values that are lists or
+Every setting of `LookupSettings`, by group. Each can be given as an argument
+(`LookupSettings(top_k=3)`), inside its group (`LookupSettings(retrieval={"top_k": 3})`) or as its
+environment variable (`LOOKUP_KNOWLEDGE_TOP_K=3`); an argument wins over the variable. Read it
+flat (`settings.top_k`) or by group (`settings.retrieval.top_k`). Values that are lists or
 mappings are JSON in the variable. A bad value, or settings that cannot work together, raise one
 `ConfigurationError` naming each.
 
@@ -43,22 +39,8 @@ a test fails when it differs from the code.
 
 
 def _groups() -> list[tuple[str, list[str]]]:
-    """(group name, field names) in source order, from the model's ``# --- name ---`` headers."""
-    source = inspect.getsource(LookupSettings)
-    groups: list[tuple[str, list[str]]] = [("general", [])]
-    for line in source.splitlines():
-        header = _GROUP_HEADER.match(line)
-        if header:
-            groups.append((header["name"].strip(), []))
-            continue
-        field = _FIELD_LINE.match(line)
-        if field and field["field"] in LookupSettings.model_fields:
-            groups[-1][1].append(field["field"])
-    listed = {name for _, names in groups for name in names}
-    rest = [name for name in LookupSettings.model_fields if name not in listed]
-    if rest:
-        groups.append(("other", rest))
-    return [(name, fields) for name, fields in groups if fields]
+    """(group name, field names): the settings' groups by concern, in their order."""
+    return [(name, list(model.model_fields)) for name, model in GROUPS.items()]
 
 
 def _type_name(info: FieldInfo) -> str:
@@ -105,6 +87,10 @@ def render_reference() -> str:
                 f"| `{name}` | `{ENV_PREFIX}{name.upper()}` | `{_cell(_type_name(info))}` "
                 f"| {_cell(_default(info))} | {_cell(info.description or '')} |"
             )
+    if REMOVED_SETTINGS:
+        parts.append("\n## Removed\n")
+        parts.append("Given as an argument or a variable, each is an error that says why.\n")
+        parts.extend(f"- `{name}`: {why}." for name, why in REMOVED_SETTINGS.items())
     return "\n".join(parts) + "\n"
 
 

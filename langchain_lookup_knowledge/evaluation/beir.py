@@ -175,7 +175,7 @@ def pipeline_collection(
         sample,
         settings.bm25_analyzer,
         # the lexical form of the BM25 input (core.lexical): another form is another collection
-        f"lex{LEXICAL_VERSION}s{int(settings.bm25_stemming)}i{int(settings.bm25_split_identifiers)}",
+        f"lex{LEXICAL_VERSION}s0i{int(settings.bm25_split_identifiers)}",
     )
 
 

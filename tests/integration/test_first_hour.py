@@ -18,6 +18,7 @@ from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge import settings as settings_module
 from langchain_lookup_knowledge.cli import build_parser, unknown_setting_variables
 from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.settings import environment as settings_environment
 from langchain_lookup_knowledge.store.connection import close_all_clients
 from tests.cli_helpers import run_cli
 from tests.fakes import call
@@ -78,7 +79,7 @@ TOPK_WARNING = (
 @pytest.fixture
 def no_variable_warned_yet(monkeypatch):
     """This process has warned about no unknown variable yet (each is warned once)."""
-    monkeypatch.setattr(settings_module, "_warned_variables", set())
+    monkeypatch.setattr(settings_environment, "_warned_variables", set())
 
 
 def settings_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -23,6 +23,7 @@ from langchain_lookup_knowledge.pipeline.plan import plan_query
 from langchain_lookup_knowledge.retrieval.request import L1Path
 from langchain_lookup_knowledge.retrieval.sdk import SdkPath
 from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
+from langchain_lookup_knowledge.store import schema
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from tests.fakes import DirectionEmbeddings
@@ -62,15 +63,20 @@ def _ingest(root: Path, **overrides: object) -> LookupSettings:
 
 @pytest.fixture(scope="module")
 def stemmed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LookupSettings]:
-    yield _ingest(tmp_path_factory.mktemp("lexical_on"), bm25_stemming=True)
+    """A collection whose BM25 input holds stems and identifier parts. No setting builds
+    stems any more; a collection built with them is read as built, so the form is FORCED here
+    at creation (the one place it is chosen)."""
+    forced = lexical.LexicalForm(stem=True, split_identifiers=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schema, "configured_lexical_form", lambda settings, analyzer: forced)
+        settings = _ingest(tmp_path_factory.mktemp("lexical_on"))
+    yield settings
     close_all_clients()
 
 
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LookupSettings]:
-    yield _ingest(
-        tmp_path_factory.mktemp("lexical_off"), bm25_stemming=False, bm25_split_identifiers=False
-    )
+    yield _ingest(tmp_path_factory.mktemp("lexical_off"), bm25_split_identifiers=False)
     close_all_clients()
 
 

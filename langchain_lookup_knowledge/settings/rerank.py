@@ -1,0 +1,57 @@
+"""What happens to the candidates: the rule rerank, the per-document cap, the context pack.
+
+Example:
+    >>> RerankSettings().context_budget_chars
+    2300
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["RerankSettings"]
+
+
+class RerankSettings(BaseModel):
+    """The rule rerank and what the model is shown of its result."""
+
+    model_config = ConfigDict(frozen=True)  # a group read from LookupSettings is a view
+
+    per_document_cap: int = Field(default=2, ge=1, description="Max evidence blocks per source.")
+    rerank_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Overrides of the rule rerank's boost sizes by name (``RerankWeights`` "
+        "fields: l0_title, l0_keyword, l0_alias, l0_entity, domain_match, "
+        "query_term_coverage, title_term_overlap, first_chunk, similarity_share, bm25_share); "
+        "0 turns a boost off.",
+    )
+    context_budget_chars: int = Field(
+        default=2300,
+        ge=200,
+        description="Context pack budget (characters): the blocks' text the model reads, its "
+        "first line aside. The best block gets the room it needs first.",
+    )
+    relevance_knee: float = Field(
+        default=0.54,
+        ge=0.0,
+        le=1.0,
+        description="A block is shown to the model only when its score is at least this share "
+        "of the first block's; the others are left out of the message (kept in the result, "
+        "``contextPack.leftOut``) and counted in its first line. 0 shows every block.",
+    )
+    section_expand_chars: int = Field(
+        default=0,
+        ge=0,
+        le=20_000,
+        description="Small-to-big: the best block grows to the chunks around it in its section "
+        "(same document and top heading, read from the store by evidence key), up to this many "
+        "characters; 0 (the default) shows the matched chunk alone.",
+    )
+
+    @field_validator("rerank_weights")
+    @classmethod
+    def _rerank_weights_are_known(cls, value: dict[str, float]) -> dict[str, float]:
+        from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
+
+        RerankWeights.from_overrides(value)  # names the unknown field or the bad value
+        return value
