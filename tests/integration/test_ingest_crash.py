@@ -30,7 +30,7 @@ INGEST_SCRIPT = """
 import os, signal, sys
 from pathlib import Path
 from langchain_lookup_knowledge import LookupSettings
-from langchain_lookup_knowledge import ingest
+from langchain_lookup_knowledge import ingest, ingest_write
 
 kb, db, marker, kill_point = sys.argv[1:5]
 settings = LookupSettings(data_dir=Path(db).parent, milvus_uri=db, collection="crash_kb",
@@ -41,13 +41,13 @@ def progress(source, done, total):
     Path(marker).write_text(f"{done} {total}")
 
 if kill_point == "before_catalog":  # die after the 3rd group's chunks, before its entries
-    write_entries, groups = ingest.upsert_entries, []
+    write_entries, groups = ingest_write.upsert_entries, []
     def upsert_entries(client, collection, entries):
         groups.append(1)
         if len(groups) == 3:
             os.kill(os.getpid(), signal.SIGKILL)
         write_entries(client, collection, entries)
-    ingest.upsert_entries = upsert_entries
+    ingest_write.upsert_entries = upsert_entries
 
 ingest.ingest_folder(kb, settings, on_progress=progress, show_progress=False)
 Path(marker).write_text("finished")

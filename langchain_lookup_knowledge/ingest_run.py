@@ -1,0 +1,280 @@
+"""One ingest run: survey the folder, write what changed, settle what is gone, refresh the
+vocabulary and the judgement profile.
+
+Example:
+    >>> from langchain_lookup_knowledge import LookupSettings
+    >>> analyzer_of_sample(LookupSettings(bm25_analyzer="standard"), ["text"])
+    'standard'
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge.core.display import safe_name
+from langchain_lookup_knowledge.core.text import is_cjk_corpus
+from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
+from langchain_lookup_knowledge.embeddings.validation import check_vectors
+from langchain_lookup_knowledge.embeddings.window import window_of
+from langchain_lookup_knowledge.errors import (
+    LookupKnowledgeError,
+    StoreUnavailableError,
+)
+from langchain_lookup_knowledge.ingest_feed import (
+    DocumentFeed,
+    changed_documents,
+    survey,
+)
+from langchain_lookup_knowledge.ingest_report import (
+    ChunkProgressCallback,
+    IngestProgress,
+    IngestReport,
+    ProgressCallback,
+)
+from langchain_lookup_knowledge.ingest_scope import (
+    check_one_root,
+    settle_absent,
+    stored_problem,
+)
+from langchain_lookup_knowledge.ingest_write import (
+    FolderScope,
+    write_documents,
+)
+from langchain_lookup_knowledge.knowledge.chunking import (
+    Chunk,
+    chunk_document,
+    chunking_signature,
+)
+from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
+from langchain_lookup_knowledge.knowledge.loader import (
+    SkippedFile,
+)
+from langchain_lookup_knowledge.profiling import refresh_profile
+from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.catalog_store import (
+    load_catalog,
+    stored_chunk_keys,
+)
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import (
+    apply_bm25_parameters,
+    bm25_defaults_notice,
+    describe_chunk_collection,
+    ensure_catalog_collection,
+    ensure_chunk_collection,
+    explicit_bm25_parameters,
+    indexed_bm25_parameters,
+    is_disk_full,
+    repair_missing_indexes,
+)
+from langchain_lookup_knowledge.store.vocabulary_store import (
+    rebuild_vocabulary,
+    vocabulary_is_current,
+)
+
+__all__ = [
+    "WriteOptions",
+    "analyzer_of_sample",
+    "create_default_data_dir",
+    "disk_full_reported",
+    "run_ingest",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def analyzer_of_sample(settings: LookupSettings, sample: Sequence[str]) -> str | None:
+    """:func:`choose_analyzer` on the start of the first documents' bodies."""
+    if settings.bm25_analyzer != "auto":
+        return settings.bm25_analyzer
+    return "jieba" if is_cjk_corpus("".join(sample)) else "standard"
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How the caller of an ingest wants the write done: its embedder and progress reporting."""
+
+    embeddings: Embeddings | None
+    show_progress: bool | None
+    on_progress: ProgressCallback | None
+    on_chunk_progress: ChunkProgressCallback | None
+
+
+@contextmanager
+def disk_full_reported(settings: LookupSettings, report: IngestReport) -> Iterator[None]:
+    """Turn running out of disk space during a write into one clear StoreUnavailableError."""
+    try:
+        yield
+    except LookupKnowledgeError:
+        raise
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        msg = (
+            f"no space left on the device of {mask_url(settings.resolved_milvus_uri)}: "
+            "free space, then "
+            "run the ingest again (documents written before are kept; the next run finishes "
+            f"the rest; {len(report.indexed)} indexed in this run)"
+        )
+        raise StoreUnavailableError(msg) from None
+
+
+def run_ingest(
+    feed: DocumentFeed,
+    settings: LookupSettings,
+    report: IngestReport,
+    started: float,
+    options: WriteOptions,
+    *,
+    scope: FolderScope | None,
+) -> IngestReport:
+    """The write path shared by folders and in-memory documents."""
+    create_default_data_dir(settings)
+    client = open_client(settings)
+    catalog_name = ensure_catalog_collection(client, settings)
+    known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
+    if scope is not None:
+        check_one_root(known, scope, settings)
+    # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
+    embedder = options.embeddings or build_embeddings(settings)
+    window = window_of(embedder, settings.embedding_max_tokens)
+    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name)
+    # The catalog is not proof: what is really stored is checked against it, per document.
+    has_chunks = client.has_collection(settings.collection)
+    stored: dict[str, set[str]] = {}
+    if has_chunks:
+        # An index build that did not finish (a process killed during a BM25 index rebuild)
+        # leaves a collection nothing can search: built again here from what is stored.
+        report.indexes_repaired = repair_missing_indexes(client, settings)
+        existing = describe_chunk_collection(client, settings, None)
+        stored = stored_chunk_keys(client, existing.name, existing.id_field)
+
+    namespace = scope.namespace if scope is not None else ""
+    claimed = {s: e for s, e in known.items() if e.namespace != namespace}
+
+    def refuse(doc: KnowledgeDocument) -> str | None:
+        entry = claimed.get(doc.source)
+        if entry is None:
+            return None
+        return (
+            f"the source name belongs to namespace {entry.namespace!r} "
+            f"(ingested from {entry.root or 'elsewhere'})"
+        )
+
+    def unchanged(doc: KnowledgeDocument) -> bool:
+        entry = known.get(doc.source)
+        if not (
+            entry is not None
+            and entry.content_hash == doc.content_hash
+            and entry.chunking == signature  # chunk size or the chunker changed: re-chunk
+            and entry.category == doc.category  # e.g. a categories file changed
+        ):
+            return False
+        problem = stored_problem(entry, stored.get(doc.source, set()))
+        if problem:
+            report.repaired.append(SkippedFile(doc.source, problem))
+            return False
+        return True
+
+    def chunk(doc: KnowledgeDocument) -> list[Chunk]:
+        return chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window)
+
+    # One pass over the documents, none of them held past a bounded budget: what changed and
+    # how many chunks it makes; the write then takes the changed ones group by group.
+    found = survey(feed, chunk=chunk, unchanged=unchanged, refuse=refuse)
+    report.skipped.extend(found.skipped)
+    for skipped in report.skipped:
+        logger.info("skipped %s: %s", safe_name(skipped.source), skipped.reason)
+    report.skipped.extend(found.refused)
+    report.unchanged = found.unchanged
+    if scope is not None:  # a folder's files (documents given in memory are the caller's)
+        report.warnings.extend(found.warnings)
+        scope.present.update(found.present)
+    changed = found.changed
+
+    if changed or not has_chunks:
+        # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
+        probe = embedder.embed_query(PROBE_TEXT)
+        check_vectors([probe], what="the dimension probe")
+        # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
+        # A new collection records the embedder; an existing one's record must be this model.
+        layout = ensure_chunk_collection(
+            client,
+            settings,
+            len(probe),
+            analyzer_of_sample(settings, found.sample),
+            embedder=EmbedderIdentity.of(embedder, probe),
+        )
+        enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
+        progress = IngestProgress(
+            len(changed), found.chunk_total, enabled, options.on_progress, options.on_chunk_progress
+        )
+        try:
+            write_documents(
+                client,
+                settings,
+                layout,
+                catalog_name,
+                changed_documents(feed, found, chunk),
+                embedder,
+                report,
+                progress,
+                chunking=signature,
+                known=known,
+                scope=scope,
+            )
+        finally:
+            progress.close()
+    else:
+        layout = existing
+    report.bm25 = layout.has_bm25
+    # Only bm25_k1 / bm25_b set explicitly rebuild an existing index (it is released meanwhile);
+    # bm25_defaults decided a new collection's, and for an existing one the report says what
+    # it would build instead.
+    have = indexed_bm25_parameters(client, layout)  # read once ({}: no BM25 field)
+    report.bm25_index_rebuilt = apply_bm25_parameters(client, settings, layout, have)
+    if layout.has_bm25:  # a rebuild keeps what it was not asked to change
+        rebuilt = explicit_bm25_parameters(settings) if report.bm25_index_rebuilt else {}
+        report.bm25_index = have | rebuilt
+        report.bm25_index_notice = bm25_defaults_notice(settings, layout, report.bm25_index)
+        if report.bm25_index_notice:
+            logger.info("%s", report.bm25_index_notice)
+
+    if scope is not None:
+        settle_absent(client, layout, catalog_name, known, stored, scope, report)
+    client.flush(layout.name)
+    client.flush(catalog_name)
+    # The KB vocabulary (the evidence decision's): recounted from the stored chunks whenever
+    # they changed, and added to a collection ingested before vocabularies.
+    changed_rows = report.indexed or report.pruned or report.stale_chunks_deleted
+    if changed_rows or report.repaired or not vocabulary_is_current(client, settings):
+        rebuild_vocabulary(client, settings, layout)
+    # The KB profile (the judgement's): measured again whenever the vocabulary changed.
+    report.profile_seconds, report.profile_error = refresh_profile(
+        client, settings, options.embeddings, force=bool(changed_rows or report.repaired)
+    )
+    report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def create_default_data_dir(settings: LookupSettings) -> None:
+    """Create the default data folder on first use; a folder the user named must exist."""
+    if not settings.is_milvus_lite or settings.milvus_uri is not None:
+        return
+    folder = Path(settings.resolved_milvus_uri).expanduser().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        msg = f"cannot create the data folder {folder}: {exc.strerror or exc}"
+        raise StoreUnavailableError(msg) from None

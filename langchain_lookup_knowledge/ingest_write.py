@@ -1,0 +1,294 @@
+"""Embedding and writing documents' chunks in bounded groups, one document costing only itself.
+
+Example:
+    >>> write_documents(client, settings, layout, "kb_catalog", planned, embedder, report, progress,
+    ...     chunking="v5/1000/150", known={}, scope=None)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge.core.filters import and_exprs, condition
+from langchain_lookup_knowledge.embeddings.validation import check_vectors
+from langchain_lookup_knowledge.embeddings.window import window_of
+from langchain_lookup_knowledge.ingest_report import (
+    IngestProgress,
+    IngestReport,
+)
+from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.knowledge.chunking import (
+    Chunk,
+    embedding_text,
+)
+from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
+from langchain_lookup_knowledge.knowledge.loader import (
+    SkippedFile,
+)
+from langchain_lookup_knowledge.redaction import describe_exception
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.catalog_store import (
+    upsert_entries,
+)
+from langchain_lookup_knowledge.store.schema import (
+    MAX_CATEGORY,
+    MAX_JSON_BYTES,
+    MAX_KEY,
+    MAX_TEXT,
+    CollectionLayout,
+)
+
+__all__ = ["FolderScope", "embed_by_length", "write_documents"]
+
+logger = logging.getLogger(__name__)
+
+
+def _chunk_rows(
+    chunks: Sequence[Chunk],
+    texts: Sequence[str],
+    vectors: Sequence[Sequence[float]],
+    layout: CollectionLayout,
+    doc: KnowledgeDocument,
+) -> list[dict[str, Any]]:
+    rows = []
+    for chunk, text, vector in zip(chunks, texts, vectors, strict=True):
+        # Other frontmatter fields are kept as metadata (JSON-safe); known fields win.
+        metadata = _json_safe(doc.extra) | {
+            "source": chunk.source,
+            "title": chunk.title,
+            "breadcrumb": chunk.breadcrumb,
+            "category": chunk.category,
+            "ordinal": chunk.ordinal,
+            "evidence_key": chunk.evidence_key,
+            "keywords": list(doc.keywords),
+            "entities": list(doc.entities),
+            "aliases": list(doc.aliases),
+            # The indexed text starts with a header (breadcrumb, terms) that helps retrieval;
+            # evidence shows the chunk from this offset on.
+            "body_offset": len(text) - len(chunk.text) if text.endswith(chunk.text) else 0,
+        }
+        row: dict[str, Any] = {
+            layout.id_field: chunk.evidence_key,
+            layout.content_field: text,
+            layout.vector_field: list(vector),
+        }
+        if layout.lexical_field:  # the BM25 input: the indexed text in its lexical form
+            row[layout.lexical_field] = layout.bm25_text_of(text)
+        if layout.metadata_field:
+            row[layout.metadata_field] = metadata
+        if layout.category_field:
+            row[layout.category_field] = chunk.category[:500]
+        if layout.source_field:
+            row[layout.source_field] = chunk.source
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class FolderScope:
+    """What one folder ingest owns: its root, its namespace, the sources on disk."""
+
+    root: str
+    namespace: str
+    present: set[str]
+    prune: bool
+
+
+def _row_problem(row: dict[str, Any], layout: CollectionLayout) -> str | None:
+    """Why Milvus would refuse ``row`` (a field over its limit), checked before the upsert."""
+    limits = [(layout.id_field, MAX_KEY), (layout.content_field, MAX_TEXT)]
+    if layout.lexical_field:
+        limits.append((layout.lexical_field, MAX_TEXT))
+    if layout.source_field:
+        limits.append((layout.source_field, MAX_KEY))
+    if layout.category_field:
+        limits.append((layout.category_field, MAX_CATEGORY))
+    for name, limit in limits:
+        size = len(str(row.get(name, "")).encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return f"field {name!r} would hold {size:,} bytes (limit {limit:,})"
+    if layout.metadata_field and layout.metadata_field in row:
+        size = len(json.dumps(row[layout.metadata_field], ensure_ascii=False).encode())
+        if size > MAX_JSON_BYTES:
+            return (
+                f"frontmatter too large for the metadata field ({size:,} bytes of JSON, "
+                f"limit {MAX_JSON_BYTES:,})"
+            )
+    return None
+
+
+def embed_by_length(
+    texts: Sequence[str], embedder: Embeddings, batch: int, progress: IngestProgress
+) -> list[list[float]]:
+    """Vectors of ``texts`` in their order, embedded in batches of texts of similar length.
+
+    A batch is padded to its longest text: SciFact's chunks in ingest order carry 35% padding
+    tokens, in length order under 1%. The vectors are the same (the model masks the padding).
+    Batches, not one call, so the progress bar moves while the slow part runs.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors: list[list[float]] = [[] for _ in texts]
+    for start in range(0, len(order), batch):
+        piece = order[start : start + batch]
+        for i, vector in zip(
+            piece, embedder.embed_documents([texts[i] for i in piece]), strict=True
+        ):
+            vectors[i] = vector
+        progress.embedded(len(piece))
+    return vectors
+
+
+def write_documents(
+    client: Any,
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    catalog_name: str,
+    planned: Iterator[tuple[KnowledgeDocument, list[Chunk]] | SkippedFile],
+    embedder: Embeddings,
+    report: IngestReport,
+    progress: IngestProgress,
+    *,
+    chunking: str,
+    known: dict[str, CatalogEntry],
+    scope: FolderScope | None,
+) -> None:
+    """Embed and write documents in groups; a group's catalog entries are written last.
+
+    Before a known document's chunks change, its catalog entry loses its content hash (the
+    mark): a run killed in between re-processes it, whatever the file then holds. A document
+    whose rows Milvus would refuse is skipped by name before the upsert; a batch that fails
+    is retried document by document, so one document costs only itself.
+
+    ``chunking``: the chunking signature recorded in each catalog entry.
+    """
+    group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
+    group_chunks = 0
+    window = window_of(embedder, settings.embedding_max_tokens)
+    root = scope.root if scope is not None else ""
+    namespace = scope.namespace if scope is not None else ""
+
+    def flush_group() -> None:
+        nonlocal group_chunks
+        if not group:
+            return
+        texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
+        vectors = embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
+        # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
+        keys = [c.evidence_key for _, chunks in group for c in chunks]
+        check_vectors(vectors, what="chunk", names=keys)
+        rows_of: list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]] = []
+        offset = 0
+        for doc, chunks in group:
+            end = offset + len(chunks)
+            rows = _chunk_rows(chunks, texts[offset:end], vectors[offset:end], layout, doc)
+            offset = end
+            problem = next((p for r in rows if (p := _row_problem(r, layout))), None)
+            if problem:
+                report.skipped.append(SkippedFile(doc.source, problem))
+                progress.advance(doc.source)
+            else:
+                rows_of.append((doc, chunks, rows))
+        marks = [
+            dataclasses.replace(known[doc.source], content_hash="")
+            for doc, _, _ in rows_of
+            if doc.source in known
+        ]
+        if marks:  # the mark: these documents are being rewritten
+            upsert_entries(client, catalog_name, marks)
+        written = _upsert_isolated(client, settings, layout, rows_of, report)
+        # Always: a killed earlier run may have left chunks the catalog does not know of. One
+        # delete per group, not per document (each delete scans the collection); a key names
+        # its own source, so the group's kept keys select exactly.
+        if written:
+            keep = [c.evidence_key for _, chunks, _ in written for c in chunks]
+            stale = and_exprs(
+                condition(layout.source_ref(), [doc.source for doc, _, _ in written]),
+                f"not ({condition(layout.id_field, keep)})",
+            )
+            report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
+        entries = []
+        for doc, chunks, _ in written:
+            entry = CatalogEntry.from_document(
+                doc, len(chunks), chunking, root=root, namespace=namespace
+            )
+            entries.append(entry)
+            report.indexed.append(doc.source)
+            report.chunks_written += len(chunks)
+        upsert_entries(client, catalog_name, entries)
+        for doc, _, _ in rows_of:
+            progress.advance(doc.source)
+        group.clear()
+        group_chunks = 0
+
+    for item in planned:
+        if isinstance(item, SkippedFile):  # unreadable since the survey read it
+            report.skipped.append(item)
+            progress.advance(item.source)
+            continue
+        group.append(item)
+        group_chunks += len(item[1])
+        if group_chunks >= settings.insert_batch_size:
+            flush_group()
+    flush_group()
+
+
+_Written = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]]
+
+
+def _upsert_isolated(
+    client: Any,
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    rows_of: _Written,
+    report: IngestReport,
+) -> _Written:
+    """Upsert the group's rows; when a batch fails, each document alone. Returns what was
+    written. A document that fails alone is skipped with the error; when every document fails
+    alike, the store itself is failing: that is raised (disk full, server gone)."""
+    rows = [row for _, _, doc_rows in rows_of for row in doc_rows]
+    try:
+        for start in range(0, len(rows), settings.insert_batch_size):
+            client.upsert(layout.name, rows[start : start + settings.insert_batch_size])
+        return rows_of
+    except Exception as exc:
+        if len(rows_of) <= 1:
+            raise
+        logger.warning(
+            "a batch upsert failed (%s); writing document by document", describe_exception(exc)
+        )
+    written: _Written = []
+    failures: list[tuple[KnowledgeDocument, Exception]] = []
+    for item in rows_of:
+        try:
+            client.upsert(layout.name, item[2])
+            written.append(item)
+        except Exception as failure:
+            failures.append((item[0], failure))
+    if failures and not written:
+        raise failures[0][1]
+    for doc, error in failures:
+        first = describe_exception(error, with_type=False)
+        report.skipped.append(SkippedFile(doc.source, f"Milvus refused its rows: {first}"))
+    return written
+
+
+def _json_safe(extra: dict[str, Any]) -> dict[str, Any]:
+    """Frontmatter values as JSON (YAML dates and other objects become text)."""
+    return dict(json.loads(json.dumps(extra, default=str, ensure_ascii=False)))
+
+
+def _deleted_count(result: Any) -> int:
+    # pymilvus returns the deleted primary keys when the server lists them (Milvus Lite does),
+    # else {"delete_count": n}.
+    if isinstance(result, list):
+        return len(result)
+    if isinstance(result, dict):
+        return int(result.get("delete_count", 0) or 0)
+    return int(getattr(result, "delete_count", 0) or 0)
