@@ -21,9 +21,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_lookup_knowledge.errors import (
-    ConfigurationError,
-)
+from langchain_lookup_knowledge.errors import ConfigurationError
 from langchain_lookup_knowledge.ingest_feed import (
     ANALYZER_SAMPLE_CHARS,
     ANALYZER_SAMPLE_DOCS,
@@ -41,9 +39,7 @@ from langchain_lookup_knowledge.ingest_run import (
     disk_full_reported,
     run_ingest,
 )
-from langchain_lookup_knowledge.ingest_write import (
-    FolderScope,
-)
+from langchain_lookup_knowledge.ingest_write import FolderScope
 from langchain_lookup_knowledge.knowledge.category_map import read_category_map
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import (

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_lookup_knowledge.knowledge.category_map import IgnoredRow
-from langchain_lookup_knowledge.knowledge.loader import (
-    SkippedFile,
-)
+from langchain_lookup_knowledge.knowledge.loader import SkippedFile
 
 __all__ = ["ChunkProgressCallback", "IngestProgress", "IngestReport", "ProgressCallback"]
 

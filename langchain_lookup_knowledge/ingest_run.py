@@ -55,9 +55,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     chunking_signature,
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
-from langchain_lookup_knowledge.knowledge.loader import (
-    SkippedFile,
-)
+from langchain_lookup_knowledge.knowledge.loader import SkippedFile
 from langchain_lookup_knowledge.profiling import refresh_profile
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings

@@ -15,30 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from langchain_lookup_knowledge.core.filters import condition
-from langchain_lookup_knowledge.errors import (
-    ConfigurationError,
-)
-from langchain_lookup_knowledge.ingest_report import (
-    IngestReport,
-)
-from langchain_lookup_knowledge.ingest_write import (
-    FolderScope,
-)
+from langchain_lookup_knowledge.errors import ConfigurationError
+from langchain_lookup_knowledge.ingest_report import IngestReport
+from langchain_lookup_knowledge.ingest_write import FolderScope
 from langchain_lookup_knowledge.knowledge import is_bundled_sample
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
-from langchain_lookup_knowledge.knowledge.chunking import (
-    evidence_key,
-)
-from langchain_lookup_knowledge.knowledge.loader import (
-    SkippedFile,
-)
+from langchain_lookup_knowledge.knowledge.chunking import evidence_key
+from langchain_lookup_knowledge.knowledge.loader import SkippedFile
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import (
-    delete_entries,
-)
-from langchain_lookup_knowledge.store.schema import (
-    CollectionLayout,
-)
+from langchain_lookup_knowledge.store.catalog_store import delete_entries
+from langchain_lookup_knowledge.store.schema import CollectionLayout
 
 __all__ = ["check_one_root", "settle_absent", "stored_problem"]
 

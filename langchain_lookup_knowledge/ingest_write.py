@@ -29,14 +29,10 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     embedding_text,
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
-from langchain_lookup_knowledge.knowledge.loader import (
-    SkippedFile,
-)
+from langchain_lookup_knowledge.knowledge.loader import SkippedFile
 from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import (
-    upsert_entries,
-)
+from langchain_lookup_knowledge.store.catalog_store import upsert_entries
 from langchain_lookup_knowledge.store.schema import (
     MAX_CATEGORY,
     MAX_JSON_BYTES,

@@ -13,9 +13,7 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
-from langchain_lookup_knowledge.errors import (
-    SchemaMismatchError,
-)
+from langchain_lookup_knowledge.errors import SchemaMismatchError
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.index_record import (
     IndexSpec,
@@ -23,9 +21,7 @@ from langchain_lookup_knowledge.store.index_record import (
     described_spec,
     record_indexes,
 )
-from langchain_lookup_knowledge.store.layout import (
-    CollectionLayout,
-)
+from langchain_lookup_knowledge.store.layout import CollectionLayout
 
 __all__ = [
     "PASSAGE_BM25",

@@ -30,9 +30,7 @@ from langchain_lookup_knowledge.store.layout import (
     bm25_input_of,
     lexical_form_of,
 )
-from langchain_lookup_knowledge.store.lifecycle import (
-    ensure_loaded,
-)
+from langchain_lookup_knowledge.store.lifecycle import ensure_loaded
 
 __all__ = ["describe_chunk_collection", "ingested_collections", "require_chunk_collection"]
 

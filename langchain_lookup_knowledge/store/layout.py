@@ -15,9 +15,7 @@ from pymilvus import DataType
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
-from langchain_lookup_knowledge.errors import (
-    SchemaMismatchError,
-)
+from langchain_lookup_knowledge.errors import SchemaMismatchError
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [

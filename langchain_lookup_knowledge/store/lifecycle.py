@@ -15,9 +15,7 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
-from langchain_lookup_knowledge.errors import (
-    StoreUnavailableError,
-)
+from langchain_lookup_knowledge.errors import StoreUnavailableError
 from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.layout import (

@@ -42,9 +42,7 @@ from langchain_lookup_knowledge.store.index_record import (
     described_spec,
     record_indexes,
 )
-from langchain_lookup_knowledge.store.index_repair import (
-    repair_missing_indexes,
-)
+from langchain_lookup_knowledge.store.index_repair import repair_missing_indexes
 from langchain_lookup_knowledge.store.layout import (
     CATALOG_VECTOR_FIELD,
     CONSISTENCY_LEVEL,

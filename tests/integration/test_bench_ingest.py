@@ -25,14 +25,14 @@ def _small_kb(root: Path) -> Path:
 def test_bench_ingest_leaves_no_scratch_collection_after_two_runs(
     settings: LookupSettings, tmp_path: Path, real_embeddings
 ):
-    from langchain_lookup_knowledge.evaluation.bench import _ingest_bench
+    from langchain_lookup_knowledge.evaluation.ingest_bench import ingest_bench
     from langchain_lookup_knowledge.store.connection import open_client
 
     kb = _small_kb(tmp_path)
     client = open_client(settings)
     before = set(client.list_collections())
     for _ in range(2):
-        figures = _ingest_bench(settings, kb, real_embeddings)
+        figures = ingest_bench(settings, kb, real_embeddings)
         assert figures["chunks"] == 2
         # the embedder alone on the same chunks, beside the ingest, and the ratio
         assert figures["embedder_best_chunks_per_s"] > 0

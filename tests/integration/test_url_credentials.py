@@ -172,12 +172,12 @@ def test_milvus_url_credentials_become_the_token_and_leave_the_uri():
 
 def test_a_bench_child_process_gets_the_real_urls():
     """model_dump masks the passwords; the settings handed to a child process must not."""
-    from langchain_lookup_knowledge.evaluation.bench import _settings_json
+    from langchain_lookup_knowledge.evaluation.cold_start import settings_json
 
     settings = LookupSettings(
         milvus_uri=f"http://root:{MILVUS_PASSWORD}@127.0.0.1:19530",
         invocation_db_url=f"postgresql+psycopg://app:{PG_PASSWORD}@127.0.0.1:5432/records",
     )
-    child = LookupSettings.model_validate_json(_settings_json(settings))
+    child = LookupSettings.model_validate_json(settings_json(settings))
     assert child.milvus_uri == settings.milvus_uri
     assert child.invocation_db_url == settings.invocation_db_url
