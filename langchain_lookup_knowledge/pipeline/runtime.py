@@ -20,6 +20,10 @@ from langchain_lookup_knowledge.core.filters import filter_to_expr
 from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.pipeline.catalog_view import (
+    MATCHER_SCOPES,
+    CatalogView,
+)
 from langchain_lookup_knowledge.pipeline.l0 import L0Matcher
 from langchain_lookup_knowledge.pipeline.refreshing import Refreshing
 from langchain_lookup_knowledge.redaction import describe_exception
@@ -38,13 +42,21 @@ from langchain_lookup_knowledge.store.schema import (
 )
 from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead, load_vocabulary
 
+__all__ = [
+    "CATALOG_TTL_S",
+    "MATCHER_SCOPES",
+    "SCOPED_LOOKUP_NOTE",
+    "CatalogView",
+    "Created",
+    "LookupRuntime",
+]
+
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.recording import InvocationRecorder
 
 logger = logging.getLogger(__name__)
 
 CATALOG_TTL_S = 30.0
-MATCHER_SCOPES = 32
 Created = TypeVar("Created")
 
 
@@ -275,35 +287,3 @@ class LookupRuntime:
                 logger.warning(
                     "catalog refresh failed (the next lookup reads it): %s", describe_exception(exc)
                 )
-
-
-class CatalogView:
-    """One load of the catalog and the L0 matchers built over it, one per scope (the most
-    recent :data:`MATCHER_SCOPES`)."""
-
-    def __init__(self, entries: list[CatalogEntry]) -> None:
-        self.entries = entries
-        self._matchers: dict[str | None, L0Matcher] = {}  # most recently used last
-        self._lock = threading.Lock()
-
-    def matcher(self, key: str | None) -> L0Matcher | None:
-        """The matcher of scope ``key``, if built."""
-        with self._lock:
-            found = self._matchers.pop(key, None)
-            if found is not None:
-                self._matchers[key] = found
-            return found
-
-    def keep(self, key: str | None, matcher: L0Matcher) -> L0Matcher:
-        """Keep ``matcher`` for scope ``key`` (the least recently used beyond the bound go)."""
-        with self._lock:
-            self._matchers.pop(key, None)
-            self._matchers[key] = matcher
-            while len(self._matchers) > MATCHER_SCOPES:
-                self._matchers.pop(next(iter(self._matchers)))
-        return matcher
-
-    def scopes(self) -> list[str | None]:
-        """The scopes with a matcher, least recently used first."""
-        with self._lock:
-            return list(self._matchers)
