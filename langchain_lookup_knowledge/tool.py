@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import traceback
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -32,51 +30,35 @@ from langchain_core.callbacks import (
     BaseCallbackManager,
     CallbackManagerForToolRun,
 )
-from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
-from langchain_core.tracers.base import BaseTracer
+from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from langchain_lookup_knowledge.core.display import safe_name
-from langchain_lookup_knowledge.core.models import ErrorKind, LookupResult, RetrievalError
-from langchain_lookup_knowledge.errors import InvalidQueryError, LookupKnowledgeError
-from langchain_lookup_knowledge.pipeline.attempts import error_kind
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
-from langchain_lookup_knowledge.pipeline.message import render_message
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-from langchain_lookup_knowledge.redaction import describe_exception, redact
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.tool_call import (
+    PIPELINE_RUN_NAME,
+    LookupCall,
+    run_metadata,
+)
+from langchain_lookup_knowledge.tool_errors import (
+    DAMAGED_ERROR,
+    EMPTY_QUERY_ERROR,
+    INVALID_ARGS_ERROR,
+    MISCONFIGURED_ERROR,
+    UNAVAILABLE_ERROR,
+    tool_error_message,
+)
 
 logger = logging.getLogger(__name__)
 
 TOOL_NAME = "lookup_knowledge"
 _INPUT_SHAPES_KEPT = 16
-PIPELINE_RUN_NAME = "lookup_pipeline"
 TOOL_DESCRIPTION = (
     "Search the team's knowledge base (runbooks, operations docs) for evidence about a question. "
     "Returns evidence blocks with their sources; cite the sources you use. If it reports no "
     "evidence, say the knowledge base does not cover it instead of guessing."
 )
-EMPTY_QUERY_ERROR = "lookup_knowledge needs a non-empty `query`: ask a question in words."
-INVALID_ARGS_ERROR = "lookup_knowledge takes one argument, `query` (a non-empty string): {detail}"
-UNAVAILABLE_ERROR = (
-    "Knowledge retrieval unavailable right now ({detail}). Try again later or answer without "
-    "the knowledge base, saying so."
-)
-DAMAGED_ERROR = (
-    "The knowledge base is damaged ({detail}); retrying will not help until an operator "
-    "rebuilds it. Answer without the knowledge base and tell the user it needs attention."
-)
-MISCONFIGURED_ERROR = (
-    "Knowledge retrieval is misconfigured ({detail}); retrying will not help until an operator "
-    "fixes it. Answer without the knowledge base and tell the user it needs attention."
-)
-
-
-def tool_error_message(error: RetrievalError) -> str:
-    """What the model reads when retrieval could not run: retry only for a transient fault."""
-    templates = {"configuration": MISCONFIGURED_ERROR, "damaged": DAMAGED_ERROR}
-    return templates.get(error.kind, UNAVAILABLE_ERROR).format(detail=safe_name(error.message))
 
 
 class LookupKnowledgeInput(BaseModel):
@@ -90,124 +72,11 @@ class LookupKnowledgeInput(BaseModel):
     )
 
 
-def run_metadata(result: LookupResult, details: dict[str, Any]) -> dict[str, Any]:
-    """Compact per-call retrieval details for the tool run's metadata (``lookup_*`` keys)."""
-    trace = result.retrieval_trace
-    recording = trace.recording or {}
-    return {
-        "lookup_found": result.found,
-        "lookup_evidence_status": result.evidence_status,
-        "lookup_relevance": result.relevance_level,
-        "lookup_layer": result.retrieval_layer,
-        "lookup_path": trace.path_used,
-        "lookup_selected_attempt": trace.selected_attempt,
-        "lookup_fallback_reason": trace.fallback_reason,
-        "lookup_attempts": [
-            f"{a.name}@{a.path}:{a.status}"
-            + (f"({a.top_similarity})" if a.top_similarity is not None else "")
-            for a in trace.attempts
-        ],
-        "lookup_sources": list(dict.fromkeys(b.source for b in result.evidence_blocks)),
-        "lookup_candidate_count": details.get("candidate_count", trace.candidate_count),
-        "lookup_final_count": len(result.evidence_blocks),
-        "lookup_latency_ms": trace.timings_ms.get("total"),
-        "lookup_recording": recording.get("status"),
-        "lookup_invocation_id": recording.get("id"),
-    }
-
-
-def _annotate_tool_run(
-    callbacks: BaseCallbackManager | None, metadata: Callable[[], dict[str, Any]]
-) -> None:
-    """Add ``metadata()`` to the still-open tool run in every tracer that holds it.
-
-    ``metadata`` is called only when a tracer holds the run (untraced, it costs nothing).
-
-    A run's metadata is fixed when it starts, but tracers (LangSmith's ``LangChainTracer``, the
-    ``RunCollectorCallbackHandler``) keep the open run in ``run_map`` and send ``extra`` again
-    when it ends, so details known only after the lookup still land on the tool run itself.
-    """
-    if callbacks is None or callbacks.parent_run_id is None:
-        return
-    run_id = str(callbacks.parent_run_id)
-    seen: set[int] = set()
-    made: dict[str, Any] | None = None
-    for handler in [*callbacks.handlers, *callbacks.inheritable_handlers]:
-        run_map = getattr(handler, "run_map", None)
-        if id(handler) in seen or not isinstance(run_map, dict):
-            continue
-        seen.add(id(handler))
-        run = run_map.get(run_id)
-        if run is not None:
-            made = metadata() if made is None else made
-            run.extra.setdefault("metadata", {}).update(made)
-
-
 def _validation_message(error: ValidationError) -> str:
     problems = "; ".join(
         f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in error.errors()
     )
     return INVALID_ARGS_ERROR.format(detail=problems)
-
-
-def _traced(callbacks: BaseCallbackManager | None) -> bool:
-    """A tracer (LangSmith's, a run collector, ``astream_log``'s) receives this call's runs."""
-    return callbacks is not None and any(isinstance(h, BaseTracer) for h in callbacks.handlers)
-
-
-class _LookupCall:
-    """The tool body, written once: check, run the graph (sync or async), shape the output.
-
-    ``untraced`` is the same graph without its trace policy (over the same runtime), run when
-    no tracer receives the call: LangGraph applies a node's trace policy on every call and
-    only tracers read what it makes (other handlers, such as ``astream_events``, get the real
-    values either way), so the two give every handler the same runs and the same result.
-    """
-
-    def __init__(self, graph: Any, settings: LookupSettings, untraced: Any | None = None) -> None:
-        self.graph = graph
-        self.untraced = untraced if untraced is not None else graph
-        self.settings = settings
-
-    def graph_for(self, callbacks: BaseCallbackManager | None) -> Any:
-        return self.graph if _traced(callbacks) else self.untraced
-
-    @staticmethod
-    def check(query: Any) -> None:
-        if not isinstance(query, str) or not query.strip():
-            raise ToolException(EMPTY_QUERY_ERROR)
-
-    @staticmethod
-    def config(callbacks: BaseCallbackManager | None) -> RunnableConfig:
-        # ``callbacks`` is the tool run's child manager: the graph run nests under the tool run.
-        return {"callbacks": callbacks, "run_name": PIPELINE_RUN_NAME}
-
-    def finish(
-        self, out: dict[str, Any], callbacks: BaseCallbackManager | None
-    ) -> tuple[str, dict[str, Any]]:
-        artifact: dict[str, Any] = out["result"]  # the camelCase contract, as JSON
-        details = out.get("retrieval_details") or {}
-        _annotate_tool_run(
-            callbacks, lambda: run_metadata(LookupResult.model_validate(artifact), details)
-        )
-        if out.get("error") is not None:
-            error = RetrievalError.model_validate(out["error"])
-            raise ToolException(redact(tool_error_message(error)))
-        return render_message(artifact), artifact
-
-    @staticmethod
-    def failed(exc: Exception, callbacks: BaseCallbackManager | None) -> ToolException:
-        text = safe_name(redact(str(exc)))  # what the model, trace and log see: one line, no secret
-        _annotate_tool_run(callbacks, lambda: {"lookup_found": False, "lookup_error": text[:300]})
-        if isinstance(exc, InvalidQueryError):
-            return ToolException(text)
-        if isinstance(exc, LookupKnowledgeError):
-            kind: ErrorKind = error_kind(exc)
-            return ToolException(tool_error_message(RetrievalError(kind=kind, message=text)))
-        # Anything else (a driver error, a bug) still reaches the model as a readable error.
-        trace = redact("".join(traceback.format_exception(exc)))  # a bug: keep its traceback
-        logger.error("lookup_knowledge failed:\n%s", trace)
-        return ToolException(UNAVAILABLE_ERROR.format(detail=describe_exception(exc)))
 
 
 class LookupKnowledgeTool(StructuredTool):
@@ -285,14 +154,14 @@ def create_lookup_knowledge_tool(
     """
     settings = settings or LookupSettings()
     if graph is not None:
-        call = _LookupCall(graph, settings)
+        call = LookupCall(graph, settings)
     else:
         runtime = graph_kwargs.pop("runtime", None) or LookupRuntime.configured(
             settings,
             embeddings=graph_kwargs.pop("embeddings", None),
             recorder=graph_kwargs.pop("recorder", None),
         )
-        call = _LookupCall(
+        call = LookupCall(
             build_lookup_graph(runtime=runtime, **graph_kwargs),
             settings,
             untraced=build_lookup_graph(runtime=runtime, trace_policy=False, **graph_kwargs),
@@ -339,6 +208,7 @@ __all__ = [
     "DAMAGED_ERROR",
     "EMPTY_QUERY_ERROR",
     "MISCONFIGURED_ERROR",
+    "PIPELINE_RUN_NAME",
     "TOOL_NAME",
     "UNAVAILABLE_ERROR",
     "LookupKnowledgeInput",

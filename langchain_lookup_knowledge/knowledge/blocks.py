@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from langchain_lookup_knowledge.knowledge.documents import _HEADING, is_fence
+from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING, is_fence
 
 BlockKind = Literal["heading", "paragraph", "item", "table", "code"]
 Block = tuple[int, int, BlockKind]
@@ -68,7 +68,7 @@ def markdown_blocks(text: str) -> list[Block]:
         if not line.strip():
             close()
             continue
-        if _HEADING.match(line):
+        if MARKDOWN_HEADING.match(line):
             close()
             blocks.append((start, end, "heading"))
             continue

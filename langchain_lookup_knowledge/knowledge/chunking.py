@@ -12,12 +12,8 @@ from functools import lru_cache
 
 from langchain_lookup_knowledge.core.text import is_cjk_char
 from langchain_lookup_knowledge.embeddings.window import HuggingFaceWindow, TokenWindow
-from langchain_lookup_knowledge.knowledge.documents import (
-    _HEADING,
-    MAX_HEADING_CHARS,
-    KnowledgeDocument,
-    is_fence,
-)
+from langchain_lookup_knowledge.knowledge.documents import MAX_HEADING_CHARS, KnowledgeDocument
+from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING, is_fence
 from langchain_lookup_knowledge.knowledge.packing import pack_sections, split_span
 
 BREADCRUMB_SEPARATOR = " > "
@@ -96,7 +92,7 @@ def split_sections(body: str, title: str) -> list[Section]:
     for line in body.splitlines():
         if is_fence(line):
             in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
+        match = None if in_fence else MARKDOWN_HEADING.match(line)
         if match:
             flush()
             level = len(match.group(1))

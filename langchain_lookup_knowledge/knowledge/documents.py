@@ -8,17 +8,51 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
-_FRONTMATTER = re.compile(
-    r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S
+from langchain_lookup_knowledge.knowledge.frontmatter import (
+    MAX_YAML_DEPTH,
+    MAX_YAML_NODES,
+    MAX_YAML_SECONDS,
+    UnreadableFileError,
+    YamlLimitError,
+    frontmatter_and_body,
+    load_bounded_yaml,
+    split_frontmatter,
 )
-_EMPTY_FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)")
+from langchain_lookup_knowledge.knowledge.markdown_text import (
+    first_heading,
+    is_fence,
+    longest_heading,
+    strip_html_comments,
+)
+
+__all__ = [
+    "MAX_HEADING_CHARS",
+    "MAX_SUMMARY_CHARS",
+    "MAX_TERMS",
+    "MAX_TERM_CHARS",
+    "MAX_TITLE_CHARS",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "MAX_YAML_SECONDS",
+    "DocumentTerms",
+    "KnowledgeDocument",
+    "UnreadableFileError",
+    "YamlLimitError",
+    "decode_knowledge_bytes",
+    "first_heading",
+    "frontmatter_and_body",
+    "is_fence",
+    "load_bounded_yaml",
+    "longest_heading",
+    "parse_document",
+    "split_frontmatter",
+    "strip_html_comments",
+]
+
 
 # Bounds on what one file may cost or put into a row (Milvus VARCHAR limits: 65,535 for the
 # chunk text, which also carries the breadcrumb and the document's terms). Longer values are
@@ -28,81 +62,6 @@ MAX_HEADING_CHARS = 500
 MAX_SUMMARY_CHARS = 2000
 MAX_TERMS = 64
 MAX_TERM_CHARS = 100
-# YAML frontmatter parsing: nesting depth, nodes after alias expansion (a "billion laughs"
-# alias bomb is 9 lines), and seconds.
-MAX_YAML_DEPTH = 64
-MAX_YAML_NODES = 100_000
-MAX_YAML_SECONDS = 30.0
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-
-
-class UnreadableFileError(ValueError):
-    """A knowledge file that cannot be indexed; the message is the reason shown to the user."""
-
-
-class _YamlLimitError(yaml.YAMLError):
-    """Frontmatter beyond a parsing bound (depth, expanded size, time)."""
-
-
-class _BoundedSafeLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` with bounds: nesting depth, alias-expanded node count, parse time.
-
-    PyYAML's composer recurses per nesting level (a RecursionError at ~330 levels) and shares
-    aliased nodes, which any later walk (JSON metadata, terms) expands: 9 lines of aliases are
-    10^9 nodes.
-    """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        self._deadline = time.monotonic() + MAX_YAML_SECONDS
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self._depth += 1
-        try:
-            if self._depth > MAX_YAML_DEPTH:
-                raise _YamlLimitError(f"nested deeper than {MAX_YAML_DEPTH} levels")
-            if time.monotonic() > self._deadline:
-                raise _YamlLimitError(f"took longer than {MAX_YAML_SECONDS:g}s to parse")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def get_single_node(self) -> Any:
-        node = super().get_single_node()
-        if node is not None:
-            _check_expanded_size(node)
-        return node
-
-
-def _check_expanded_size(root: yaml.Node) -> None:
-    """Raise when ``root`` would have more than MAX_YAML_NODES nodes with aliases expanded."""
-    sizes: dict[int, int] = {}
-
-    def size(node: yaml.Node) -> int:
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        sizes[id(node)] = 1  # a recursive alias counts once
-        total = 1
-        if isinstance(node, yaml.SequenceNode):
-            total += sum(size(child) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            total += sum(size(k) + size(v) for k, v in node.value)
-        if total > MAX_YAML_NODES:
-            raise _YamlLimitError(f"expands to more than {MAX_YAML_NODES:,} values (YAML aliases)")
-        sizes[id(node)] = total
-        return total
-
-    size(root)
-
-
-def _load_yaml(text: str) -> Any:
-    loader = _BoundedSafeLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
 
 
 @dataclass(frozen=True)
@@ -198,138 +157,6 @@ def _as_text(value: Any) -> str:
     return str(value).strip()
 
 
-def split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
-    r"""Return (frontmatter mapping, body). Malformed YAML raises :class:`UnreadableFileError`.
-
-    Example:
-        >>> split_frontmatter("<!-- Licensed ... -->\n---\ntitle: Disk\n---\nText", "a.md")
-        ({'title': 'Disk'}, 'Text')
-    """
-    meta, body, _ = _split_frontmatter(text, source)
-    return meta, body
-
-
-def _leading_comments_end(text: str) -> int:
-    """Where the HTML comments (and blank space) at the very start of ``text`` end; 0: none."""
-    pos, end = 0, 0
-    while True:
-        start = len(text) - len(text[pos:].lstrip())
-        if not text.startswith("<!--", start):
-            return end
-        close = text.find("-->", start + 4)
-        if close < 0:
-            return end
-        pos = end = close + 3
-
-
-def _split_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, list[str]]:
-    """(frontmatter, body, warnings). Frontmatter after leading HTML comments (a licence
-    header) is read too; a ``---`` block there that is not a YAML mapping stays body text,
-    with a warning."""
-    text = text.lstrip("\ufeff")
-    after_comments = _leading_comments_end(text)
-    head = text[after_comments:].lstrip() if after_comments else text
-    empty = _EMPTY_FRONTMATTER.match(head)
-    if empty:
-        return {}, head[empty.end() :], []
-    match = _FRONTMATTER.match(head)
-    if not match:
-        return {}, text, []
-    try:
-        data = _load_yaml(match.group(1))
-    except _YamlLimitError as exc:
-        raise UnreadableFileError(f"YAML frontmatter {exc}") from None
-    except yaml.YAMLError as exc:
-        if after_comments:
-            return {}, text, [_COMMENTED_BLOCK_NOT_YAML]
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        raise UnreadableFileError(f"malformed YAML frontmatter{where}") from None
-    except RecursionError:
-        raise UnreadableFileError("YAML frontmatter nested too deeply") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        if after_comments:
-            return {}, text, [_COMMENTED_BLOCK_NOT_YAML]
-        raise UnreadableFileError(
-            f"frontmatter must be a mapping of fields, got {type(data).__name__}"
-        )
-    return {str(k): v for k, v in data.items()}, head[match.end() :], []
-
-
-_COMMENTED_BLOCK_NOT_YAML = (
-    "the '---' block after the leading HTML comment is not YAML frontmatter: read as text"
-)
-
-
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-
-
-def is_fence(line: str) -> bool:
-    """Whether ``line`` opens or closes a markdown code fence (``` or ~~~)."""
-    return line.lstrip().startswith(("```", "~~~"))
-
-
-def strip_html_comments(body: str) -> str:
-    r"""``body`` without its HTML comments (``<!-- ... -->``), which markdown never renders.
-
-    Comments inside code fences are code and stay. Lines starting with ``#`` inside a comment
-    (a license header) would otherwise read as headings.
-
-    Example:
-        >>> strip_html_comments("<!--\n# Licensed to ...\n-->\n## Why\nText")
-        '\n## Why\nText'
-    """
-    if "<!--" not in body:
-        return body
-    out: list[str] = []
-    prose: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        if prose:
-            out.append(_HTML_COMMENT.sub("", "".join(prose)))
-            prose.clear()
-
-    for line in body.splitlines(keepends=True):
-        fence = is_fence(line)
-        if fence and not in_fence:
-            flush()
-        (out if in_fence or fence else prose).append(line)
-        if fence:
-            in_fence = not in_fence
-    flush()
-    return "".join(out)
-
-
-def first_heading(body: str) -> str | None:
-    """The text of the first markdown heading outside code fences."""
-    in_fence = False
-    for line in body.splitlines():
-        if is_fence(line):
-            in_fence = not in_fence
-            continue
-        if not in_fence:
-            match = _HEADING.match(line)
-            if match:
-                return match.group(2).strip()
-    return None
-
-
-def longest_heading(body: str) -> int:
-    """Length of the longest markdown heading text outside code fences (0: none)."""
-    longest, in_fence = 0, False
-    for line in body.splitlines():
-        if is_fence(line):
-            in_fence = not in_fence
-        elif not in_fence and line.startswith("#"):
-            match = _HEADING.match(line)
-            if match:
-                longest = max(longest, len(match.group(2)))
-    return longest
-
-
 def decode_knowledge_bytes(raw: bytes) -> str:
     """UTF-8 text of a knowledge file, or :class:`UnreadableFileError` with the reason."""
     if b"\x00" in raw[:8192]:
@@ -358,7 +185,7 @@ def parse_document(
     text = decode_knowledge_bytes(raw)
     if not text.strip():
         raise UnreadableFileError("empty file")
-    meta, body, warnings = _split_frontmatter(text, source)
+    meta, body, warnings = frontmatter_and_body(text, source)
     body = strip_html_comments(body)
     if not body.strip():
         raise UnreadableFileError("no content after the frontmatter")
