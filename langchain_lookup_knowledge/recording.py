@@ -12,54 +12,52 @@ Example:
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import json
-import logging
-import queue
 import threading
 import time
-import weakref
-from collections import deque
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, NotRequired, Protocol, runtime_checkable
 
-from sqlalchemy import select
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as SqlAlchemyTimeoutError
 from typing_extensions import TypedDict, Unpack
 
 from langchain_lookup_knowledge.core.models import LookupResult
-from langchain_lookup_knowledge.records.columns import indexed_values, scope_key, source_rows
-from langchain_lookup_knowledge.records.database import create_schema as create_schema
-from langchain_lookup_knowledge.records.database import open_engine
+from langchain_lookup_knowledge.records.columns import indexed_values
+from langchain_lookup_knowledge.records.database import create_schema
 from langchain_lookup_knowledge.records.losses import (
-    AT_EXIT,
     LOSS_FILE_NAME,
-    QUEUE_FULL,
-    LossCounter,
-    append_loss_file,
 )
 from langchain_lookup_knowledge.records.privacy import QueryTextPolicy
-from langchain_lookup_knowledge.records.retention import AutoPrune
-from langchain_lookup_knowledge.records.tables import metadata as metadata
 from langchain_lookup_knowledge.records.tables import (
+    metadata,
     tool_invocation,
     tool_invocation_loss,
     tool_invocation_source,
 )
-from langchain_lookup_knowledge.redaction import describe_exception, redact, redact_value
+from langchain_lookup_knowledge.records.writer import (
+    MAX_BACKLOG,
+    TRANSIENT_ERRORS,
+    RecordingNotDone,
+    RecordWriter,
+    short_error,
+)
+from langchain_lookup_knowledge.redaction import redact, redact_value
 from langchain_lookup_knowledge.settings import LookupSettings
 
-logger = logging.getLogger(__name__)
-
-MAX_BACKLOG = 10_000
-"""Rows a recorder holds unwritten (queued, being written, or waiting for the database) by
-default; a row past it is dropped, counted and reported (:mod:`.records.losses`)."""
+__all__ = [
+    "MAX_BACKLOG",
+    "InvocationCall",
+    "InvocationRecorder",
+    "QueuedInvocationRecorder",
+    "RecordingNotDone",
+    "SqlInvocationRecorder",
+    "create_schema",
+    "metadata",
+    "recorder_for",
+    "tool_invocation",
+    "tool_invocation_loss",
+    "tool_invocation_source",
+]
 
 
 class InvocationCall(TypedDict):
@@ -100,28 +98,7 @@ class QueuedInvocationRecorder(InvocationRecorder, Protocol):
         ...
 
 
-class RecordingNotDone(Exception):  # noqa: N818 - a status, not a failure of the lookup
-    """A row was not written within the lookup's time; ``row`` says what became of it.
-
-    ``pending``: the write goes on in the background; ``kept``: the records database is
-    unavailable, the row waits in memory and is written when it is back; ``dropped``: the row
-    itself cannot be written (the database is fine). The trace shows it as
-    ``recording: {"status": "error", "error": ..., "row": ...}``.
-    """
-
-    def __init__(self, message: str, *, row: str) -> None:
-        super().__init__(message)
-        self.row = row
-
-
-_TRANSIENT = (OperationalError, InterfaceError, SqlAlchemyTimeoutError, OSError)
-
-
-def _short(exc: BaseException) -> str:
-    return describe_exception(exc, limit=240)
-
-
-class SqlInvocationRecorder:
+class SqlInvocationRecorder(RecordWriter):
     """``tool_invocation`` rows through SQLAlchemy (SQLite, PostgreSQL, anything it speaks).
 
     :meth:`enqueue` hands a row to the writer and returns at once (the lookup's default);
@@ -156,58 +133,19 @@ class SqlInvocationRecorder:
         max_waiting: int = MAX_BACKLOG,
         loss_file: str | None = None,
     ) -> None:
-        self.url = url
         self.tool_name = tool_name
-        self.collection = collection
-        self.scope = scope
         self.query_text = QueryTextPolicy(record_query_text)
-        self._auto_prune = AutoPrune(retention_days, scope=scope)
-        self.timeout_s = timeout_s
-        self.retry_after_s = retry_after_s
-        self._connect_timeout_s = min(connect_timeout_s, max(timeout_s, 2.0))
-        self._engine: Engine | None = None
-        self._lock = threading.Lock()
-        self._state = threading.RLock()
-        # (rows, their future, made: rows as written, or calls to make them from)
-        self._jobs: queue.SimpleQueue[tuple[list[Any], Future[list[int | None]], bool]] = (
-            queue.SimpleQueue()
+        super().__init__(
+            url,
+            connect_timeout_s=connect_timeout_s,
+            collection=collection,
+            scope=scope,
+            retention_days=retention_days,
+            timeout_s=timeout_s,
+            retry_after_s=retry_after_s,
+            max_waiting=max_waiting,
+            loss_file=loss_file,
         )
-        self._writer: threading.Thread | None = None
-        self._backlog: deque[dict[str, Any]] = deque()
-        self.max_waiting = max_waiting
-        self.loss_file = loss_file
-        self.losses = LossCounter()
-        self._warned_at = 0.0
-        self._inflight = 0
-        self._write_lock = threading.Lock()  # held by a write: the exit count waits for it
-        self._closing = False  # set at exit: no write starts after the unwritten rows are counted
-        self._open_until = 0.0
-        self._last_error = ""
-        _LIVE.add(self)
-
-    @property
-    def engine(self) -> Engine:
-        """The engine, created (with the table) on first use."""
-        with self._lock:
-            if self._engine is None:
-                engine = open_engine(
-                    self.url, timeout_s=self.timeout_s, connect_timeout_s=self._connect_timeout_s
-                )
-                self._engine = engine
-            return self._engine
-
-    def dispose(self) -> None:
-        """Close pooled connections (the engine is created again on next use)."""
-        with self._lock:
-            if self._engine is not None:
-                self._engine.dispose()
-                self._engine = None
-
-    @property
-    def backlog(self) -> int:
-        """Rows not written yet: waiting in memory for the database, or being written."""
-        with self._state:
-            return len(self._backlog) + self._inflight
 
     def record(self, **call: Unpack[InvocationCall]) -> int | None:
         """Insert one row within ``timeout_s``; ``retrieval_details`` as JSON (content cut).
@@ -224,14 +162,14 @@ class SqlInvocationRecorder:
                 "the write goes on in the background"
             )
             raise RecordingNotDone(msg, row="pending") from None
-        except _TRANSIENT as exc:
+        except TRANSIENT_ERRORS as exc:
             msg = (
-                f"records database failed ({_short(exc)}); row kept in memory "
+                f"records database failed ({short_error(exc)}); row kept in memory "
                 f"({self.backlog} waiting), retried in {self.retry_after_s:g}s"
             )
             raise RecordingNotDone(msg, row="kept") from None
         except Exception as exc:
-            raise RecordingNotDone(f"row not written: {_short(exc)}", row="dropped") from None
+            raise RecordingNotDone(f"row not written: {short_error(exc)}", row="dropped") from None
         return ids[0]
 
     def enqueue(self, **call: Unpack[InvocationCall]) -> None:
@@ -283,212 +221,10 @@ class SqlInvocationRecorder:
         )
         return row
 
-    def _admit(self, row: dict[str, Any]) -> dict[str, Any]:
-        """``row`` if the database may be tried now; else it waits in memory (raised as kept)."""
-        with self._state:
-            wait = self._open_until - time.monotonic()
-            if wait > 0:
-                self._refuse_when_full()
-                self._keep([row])
-                msg = (
-                    f"records database unavailable ({self._last_error}); not tried again for "
-                    f"{wait:.0f}s, row kept in memory ({len(self._backlog)} waiting)"
-                )
-                raise RecordingNotDone(msg, row="kept")
-        return row
-
-    def flush(self, timeout_s: float | None = None) -> int:
-        """Try to write the waiting rows now (ignoring the circuit); return how many still wait."""
-        with self._state:
-            rows = list(self._backlog)
-            self._backlog.clear()
-            if not rows and not self._inflight:
-                return 0
-        # Queued after the writes in flight: waiting for it waits for them too.
-        with contextlib.suppress(Exception):
-            self._submit(rows).result(timeout=timeout_s or self.timeout_s)
-        return self.backlog
-
-    # --- the writer thread --------------------------------------------------------------
-    def _refuse_when_full(self) -> None:
-        """Drop the new row (raised as ``dropped``) when ``max_waiting`` rows are unwritten."""
-        waiting = len(self._backlog) + self._inflight
-        if waiting < self.max_waiting:
-            return
-        total = self.losses.add(1, QUEUE_FULL)
-        since = self.losses.since.isoformat(timespec="seconds") if self.losses.since else "now"
-        msg = (
-            f"records queue full ({waiting} rows not written yet, at most {self.max_waiting}); "
-            f"this row dropped, {total} dropped since {since}"
-        )
-        now = time.monotonic()
-        if now - self._warned_at > 60 or total == 1:  # a line a minute, not one per lookup
-            self._warned_at = now
-            logger.warning("%s (records database %s)", msg, redact(self.url))
-        raise RecordingNotDone(msg, row="dropped")
-
-    def _submit(
-        self, rows: list[Any], *, made: bool = True, admit: bool = False
-    ) -> Future[list[int | None]]:
-        """Queue ``rows`` for the writer (``made=False``: calls, made into rows there);
-        ``admit``: new rows, refused when ``max_waiting`` are unwritten already."""
-        future: Future[list[int | None]] = Future()
-        with self._state:
-            if admit:
-                self._refuse_when_full()
-            if self._writer is None or not self._writer.is_alive():
-                self._writer = threading.Thread(
-                    target=self._write_forever, name="lookup-recorder", daemon=True
-                )
-                self._writer.start()
-            self._inflight += len(rows)
-        self._jobs.put((rows, future, made))
-        return future
-
-    def _write_forever(self) -> None:
-        while True:
-            try:
-                rows, future, made = self._jobs.get(timeout=self.retry_after_s)
-            except queue.Empty:
-                rows, future, made = [], None, True
-            if future is not None:
-                made_rows = rows if made else self._made_rows(rows, future)
-                if made_rows:
-                    self._write_job(made_rows, future)
-                elif not future.done():  # a barrier (flush): everything queued before it is done
-                    future.set_result([])
-            self._drain_backlog()
-
-    def _made_rows(
-        self, calls: list[InvocationCall], future: Future[list[int | None]]
-    ) -> list[dict[str, Any]]:
-        """The rows of queued calls; none (the job failed, logged) if one cannot be made."""
-        try:
-            return [self._row(call) for call in calls]
-        except Exception as exc:
-            logger.warning("tool_invocation row not made: %s", _short(exc))
-            with self._state:
-                self._inflight -= len(calls)
-            future.set_exception(exc)
-            return []
-
-    def _write_job(self, rows: list[dict[str, Any]], future: Future[list[int | None]]) -> None:
-        try:
-            ids = self._insert(rows)
-        except _TRANSIENT as exc:
-            self._trip(_short(exc))
-            with self._state:
-                self._keep(rows)
-                self._inflight -= len(rows)
-            future.set_exception(exc)
-        except Exception as exc:  # the rows themselves are bad: dropped, reported
-            logger.warning("tool_invocation row not written: %s", _short(exc))
-            with self._state:
-                self._inflight -= len(rows)
-            future.set_exception(exc)
-        else:
-            with self._state:
-                self._open_until = 0.0
-                self._inflight -= len(rows)
-            future.set_result(ids)
-
-    def _drain_backlog(self) -> None:
-        while True:
-            with self._state:
-                if not self._backlog or self._open_until > time.monotonic():
-                    return
-                batch = [self._backlog.popleft() for _ in range(min(500, len(self._backlog)))]
-            try:
-                self._insert(batch)
-            except Exception as exc:
-                self._trip(_short(exc))
-                self._keep(batch, front=True)
-                return
-            logger.info("wrote %d tool_invocation rows that waited for the database", len(batch))
-
-    def _insert(self, rows: list[dict[str, Any]]) -> list[int | None]:
-        try:
-            return self._insert_once(rows)
-        except DBAPIError as exc:
-            if not _is_missing_table(exc):
-                raise
-            # The table was dropped under us (a reset, a retention job): create it again.
-            create_schema(self.engine)
-            return self._insert_once(rows)
-
-    def _insert_once(self, rows: list[dict[str, Any]]) -> list[int | None]:
-        with self._write_lock:
-            if self._closing:  # counted as lost already: written now, they would count twice
-                raise OSError("the process is exiting; the rows are counted as lost")
-            losses = self.losses.take()  # persisted with these rows, or put back
-            try:
-                ids = self._insert_rows(rows, losses)
-            except BaseException:
-                self.losses.restore(losses)
-                raise
-            return ids
-
-    def _loss_rows(self, losses: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        where = {"collection": self.collection, "scope": scope_key(self.scope)}
-        return [loss | where for loss in losses]
-
-    def _insert_rows(
-        self, rows: list[dict[str, Any]], losses: list[dict[str, Any]]
-    ) -> list[int | None]:
-        engine = self.engine
-        ids: list[int | None] = []
-        with engine.begin() as conn:
-            if engine.dialect.name == "postgresql":
-                ms = max(1, int(self.timeout_s * 1000))
-                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
-                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
-            for row in rows:
-                key = conn.execute(tool_invocation.insert().values(**row)).inserted_primary_key
-                row_id = int(key[0]) if key else None
-                sources = source_rows(row_id, row, row["retrieval_details"])
-                if sources:
-                    conn.execute(tool_invocation_source.insert(), sources)
-                ids.append(row_id)
-            if losses:
-                conn.execute(tool_invocation_loss.insert(), self._loss_rows(losses))
-        self._auto_prune.maybe_prune(engine)
-        return ids
-
-    def _trip(self, reason: str) -> None:
-        with self._state:
-            self._open_until = time.monotonic() + self.retry_after_s
-            self._last_error = reason
-        if self._closing:
-            return
-        logger.warning(
-            "records database %s unavailable (%s): lookups skip it for %gs",
-            redact(self.url),
-            reason,
-            self.retry_after_s,
-        )
-
-    def _keep(self, rows: list[dict[str, Any]], *, front: bool = False) -> None:
-        with self._state:
-            if front:
-                self._backlog.extendleft(reversed(rows))
-            else:
-                self._backlog.extend(rows)
-            # Admission keeps backlog + in flight within max_waiting; rows moved here were in
-            # flight. Should that ever not hold, the newest go, counted as the others.
-            while len(self._backlog) > self.max_waiting:
-                self._backlog.pop()
-                self.losses.add(1, QUEUE_FULL)
-
-    def rows(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The latest rows, newest first (for tests and the CLI)."""
-        with self.engine.connect() as conn:
-            result = conn.execute(
-                select(tool_invocation).order_by(tool_invocation.c.id.desc()).limit(limit)
-            )
-            return [dict(r._mapping) for r in result]
-
 
 _RECORDERS: dict[str, SqlInvocationRecorder] = {}
+
+
 _RECORDERS_LOCK = threading.Lock()
 
 
@@ -516,74 +252,3 @@ def recorder_for(settings: LookupSettings) -> SqlInvocationRecorder:
             recorder = SqlInvocationRecorder(url, **options)
             _RECORDERS[key] = recorder
         return recorder
-
-
-def _is_missing_table(exc: DBAPIError) -> bool:
-    text = str(exc.orig).lower()
-    return "no such table" in text or ("relation" in text and "does not exist" in text)
-
-
-_LIVE: weakref.WeakSet[SqlInvocationRecorder] = weakref.WeakSet()
-
-
-def _persist_losses(recorder: SqlInvocationRecorder, losses: list[dict[str, Any]]) -> bool:
-    """Write loss counts alone, within the recorder's time bound; whether they were written."""
-    done = threading.Event()
-
-    def write() -> None:
-        with contextlib.suppress(Exception):
-            with recorder.engine.begin() as conn:
-                conn.execute(tool_invocation_loss.insert(), recorder._loss_rows(losses))
-            done.set()
-
-    thread = threading.Thread(target=write, daemon=True)
-    thread.start()
-    thread.join(recorder.timeout_s + 0.5)
-    return done.is_set()
-
-
-def _settle_losses(recorder: SqlInvocationRecorder) -> None:
-    """At exit: count the rows not written, persist every pending count, and say so."""
-    recorder._closing = True
-    counted_alone = recorder._write_lock.acquire(timeout=recorder.timeout_s)
-    lost = recorder.backlog  # a write in flight has ended (unless it hangs past timeout_s)
-    if counted_alone:
-        recorder._write_lock.release()
-    if lost:
-        recorder.losses.add(lost, AT_EXIT)
-    losses = recorder.losses.take()
-    if not losses:
-        return
-    url = redact(recorder.url)
-    if _persist_losses(recorder, losses):
-        where = f"counted in {tool_invocation_loss.name} of {url}"
-    elif recorder.loss_file:
-        append_loss_file(
-            Path(recorder.loss_file),
-            recorder._loss_rows(losses),
-            database=url,
-        )
-        where = f"records database {url} unreachable: the count is kept in {recorder.loss_file}"
-    else:
-        where = f"records database {url} unreachable: the count is kept nowhere else"
-    if lost:
-        logger.warning("%d tool_invocation rows lost at exit (not written); %s", lost, where)
-    dropped = sum(loss["rows_lost"] for loss in losses) - lost
-    if dropped:
-        logger.warning("%d tool_invocation rows dropped (records queue full); %s", dropped, where)
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    """Rows still waiting get one bounded chance (all databases at once) when the process ends;
-    what is still not written then is counted and reported (:func:`_settle_losses`)."""
-    recorders = list(_LIVE)
-    waiting = [r for r in recorders if r.backlog]
-    threads = [threading.Thread(target=r.flush, daemon=True) for r in waiting]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + max((r.timeout_s for r in waiting), default=0.0) + 0.5
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    for recorder in recorders:
-        _settle_losses(recorder)
