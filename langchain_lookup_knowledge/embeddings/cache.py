@@ -54,6 +54,11 @@ class CachedQueryEmbeddings(Embeddings):
         with self._lock:
             self._cache.clear()
 
+    @property
+    def queries_are_documents(self) -> bool:
+        """Whether the wrapped embedder embeds a query as it embeds a document."""
+        return bool(getattr(self.inner, "queries_are_documents", False))
+
     def prime(self, texts: list[str]) -> None:
         """Cache the query vectors of ``texts`` in one batch, when the wrapped embedder embeds a
         query as it embeds a document (``queries_are_documents``); otherwise nothing: each is
@@ -63,7 +68,7 @@ class CachedQueryEmbeddings(Embeddings):
             >>> cache = CachedQueryEmbeddings(embedder)  # doctest: +SKIP
             >>> cache.prime(["disk full", "pod restarts"])  # doctest: +SKIP
         """
-        if not texts or not getattr(self.inner, "queries_are_documents", False):
+        if not texts or not self.queries_are_documents:
             return
         for text, vector in zip(texts, self.inner.embed_documents(texts), strict=True):
             self._put(text, vector)

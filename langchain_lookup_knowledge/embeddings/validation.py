@@ -91,6 +91,11 @@ class ValidatedEmbeddings(Embeddings):
     def __init__(self, inner: Embeddings) -> None:
         self.inner = inner
 
+    @property
+    def queries_are_documents(self) -> bool:
+        """Whether the wrapped embedder embeds a query as it embeds a document."""
+        return bool(getattr(self.inner, "queries_are_documents", False))
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents; an unusable vector raises :class:`EmbeddingError`."""
         vectors = self.inner.embed_documents(texts)
