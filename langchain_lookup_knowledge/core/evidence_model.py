@@ -52,9 +52,9 @@ FAMILIES = ("hybrid", "dense", "sparse", "lexical")
 
 LEXICAL_FAMILIES = frozenset({"sparse", "lexical"})
 """Families whose first block is evidence only if it holds a question term."""
-# Fitted by evals/fit_decision.py on the dev splits and their out-of-scope questions, each looked
-# up hybrid and dense-only (docs/evaluation.md, "The evidence decision"). Each family's bias holds
-# its threshold: found at confidence 0.5.
+# Fitted by benchmarks/fit_decision.py on the dev splits and their out-of-scope questions, each
+# looked up hybrid and dense-only (docs/evaluation.md, "The evidence decision"). Each family's bias
+# holds its threshold: found at confidence 0.5.
 DEFAULT_EVIDENCE_MODEL: dict[str, dict[str, float]] = {
     "hybrid": {
         "bias": 0.785,

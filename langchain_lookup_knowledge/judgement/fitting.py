@@ -1,6 +1,6 @@
 """Fit the judgement across knowledge bases, and judge each knowledge base left out.
 
-Rows (one lookup each, written by ``lookup-knowledge judge rows`` or ``evals/judge_rows.py``)
+Rows (one lookup each, written by ``lookup-knowledge judge rows`` or ``benchmarks/judge_rows.py``)
 carry a question's kind (``in``: in scope with its documents in ``rel``; ``near``,
 ``unrelated``, ``cross``: out of scope; ``probe`` and ``pseudo``: the knowledge base's profiling
 questions), the lookup's block scores and its evidence signals. Each knowledge base's profile is

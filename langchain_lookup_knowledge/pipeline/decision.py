@@ -25,7 +25,7 @@ The signals and how they are read: :mod:`.decision_signals`.
 
 A family missing from a model falls back to ``dense`` (a model may hold only that family).
 
-The coefficients and thresholds are fitted on the dev splits by ``evals/fit_decision.py`` and
+The coefficients and thresholds are fitted on the dev splits by ``benchmarks/fit_decision.py`` and
 are the defaults of ``core.evidence_model.DEFAULT_EVIDENCE_MODEL`` and ``LookupSettings``.
 
 Example:

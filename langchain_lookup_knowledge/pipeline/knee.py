@@ -7,7 +7,7 @@ block's score, ``LookupSettings.relevance_knee``: a block is shown when its scor
 that share of the first's. The cut is at the first block below it, so the shown blocks are
 always a prefix of the ranking. The default is the highest ratio at which no dev question set
 of the knowledge bases loses a relevant document the first five blocks hold
-(``python evals/message_size.py --fit-knee`` prints the losses per ratio and knowledge base).
+(``python benchmarks/message_size.py --fit-knee`` prints the losses per ratio and knowledge base).
 
 Example:
     >>> knee_count([0.9, 0.85, 0.5, 0.48], ratio=0.6)

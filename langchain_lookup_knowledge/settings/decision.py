@@ -81,7 +81,7 @@ class DecisionSettings(BaseModel):
         default_factory=lambda: _default_evidence_model(),
         description="Logistic weights of the calibrated decision per retrieval family (hybrid; "
         "dense: dense alone; sparse: BM25 alone; lexical: a question the embedder cannot read; "
-        "a missing family falls back to dense) and signal; fitted by evals/fit_decision.py.",
+        "a missing family falls back to dense) and signal; fitted by benchmarks/fit_decision.py.",
     )
     fallback_evidence_model: dict[str, dict[str, float]] = Field(
         default_factory=lambda: _default_evidence_model(fallback=True),

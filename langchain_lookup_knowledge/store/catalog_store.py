@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pymilvus import MilvusClient
@@ -33,16 +33,26 @@ def query_all(
     rows = client.query(collection, filter=expr, output_fields=fields, limit=_WINDOW)
     if len(rows) < _WINDOW:
         return list(rows)
-    rows = []  # past Milvus's query window: page through an iterator
-    iterator = client.query_iterator(
-        collection, batch_size=_PAGE, filter=expr, output_fields=fields
-    )
+    return [row for page in query_pages(client, collection, expr, fields) for row in page]
+
+
+def query_pages(
+    client: MilvusClient, collection: str, expr: str, fields: list[str], size: int = _PAGE
+) -> Iterator[list[dict[str, Any]]]:
+    """The rows of ``collection`` matching ``expr`` a page of ``size`` at a time, so a caller
+    that counts or folds them never holds them all.
+
+    Example:
+        >>> pages = query_pages(client, "kb", 'pk != ""', ["pk"])  # doctest: +SKIP
+        >>> sum(len(page) for page in pages)  # doctest: +SKIP
+        4791
+    """
+    iterator = client.query_iterator(collection, batch_size=size, filter=expr, output_fields=fields)
     try:
         while page := iterator.next():
-            rows.extend(page)
+            yield page
     finally:
         iterator.close()
-    return rows
 
 
 def load_catalog(client: MilvusClient, collection: str) -> list[CatalogEntry]:

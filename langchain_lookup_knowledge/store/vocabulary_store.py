@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,11 @@ from pymilvus import DataType, MilvusClient
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.judgement.features import KbProfile
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import query_all, source_of_chunk_key
+from langchain_lookup_knowledge.store.catalog_store import (
+    query_all,
+    query_pages,
+    source_of_chunk_key,
+)
 from langchain_lookup_knowledge.store.schema import (
     CATALOG_VECTOR_FIELD,
     CollectionLayout,
@@ -120,13 +125,18 @@ def _digest(parts: list[str]) -> str:
 
 def stored_texts(client: MilvusClient, layout: CollectionLayout) -> list[tuple[str, str]]:
     """``(source, text)`` of every chunk stored (the source from its ``<source>#<n>`` key)."""
-    rows = query_all(
-        client, layout.name, f'{layout.id_field} != ""', [layout.id_field, layout.content_field]
-    )
-    return [
-        (source_of_chunk_key(str(row[layout.id_field])), str(row.get(layout.content_field) or ""))
-        for row in rows
-    ]
+    return list(iter_stored_texts(client, layout))
+
+
+def iter_stored_texts(client: MilvusClient, layout: CollectionLayout) -> Iterator[tuple[str, str]]:
+    """:func:`stored_texts` a page at a time: a fold over them holds one page of chunk texts."""
+    fields = [layout.id_field, layout.content_field]
+    for page in query_pages(client, layout.name, f'{layout.id_field} != ""', fields):
+        for row in page:
+            yield (
+                source_of_chunk_key(str(row[layout.id_field])),
+                str(row.get(layout.content_field) or ""),
+            )
 
 
 def vocabulary_is_current(client: MilvusClient, settings: LookupSettings) -> bool:
@@ -149,7 +159,7 @@ def rebuild_vocabulary(
         >>> rebuild_vocabulary(client, settings, layout).documents  # doctest: +SKIP
         117
     """
-    vocabulary = KbVocabulary.build(stored_texts(client, layout))
+    vocabulary = KbVocabulary.build(iter_stored_texts(client, layout))
     name = vocabulary_collection(settings)
     _ensure_collection(client, settings, name)
     generation = uuid.uuid4().hex

@@ -139,7 +139,7 @@ def test_the_fit_script_refuses_a_held_out_report(tmp_path: Path):
     saved = tmp_path / "r.json"
     saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(REPO / "evals" / "fit_decision.py"), str(saved)],
+        [sys.executable, str(REPO / "benchmarks" / "fit_decision.py"), str(saved)],
         capture_output=True,
         text=True,
         check=False,
@@ -201,7 +201,13 @@ def test_the_fit_keeps_min_found_of_each_path_at_confidence_one_half(tmp_path: P
     without a question term is never found."""
     signals, saved = _synthetic_dev_report(tmp_path)
     done = subprocess.run(
-        [sys.executable, str(REPO / "evals" / "fit_decision.py"), "--min-found", "0.9", str(saved)],
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "fit_decision.py"),
+            "--min-found",
+            "0.9",
+            str(saved),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -264,7 +270,7 @@ def test_the_fit_takes_a_stricter_share_for_the_families_it_names(tmp_path: Path
     in-scope row, the others keep what --min-found says and no more is forced on them; an
     unknown family is refused by name."""
     signals, saved = _synthetic_dev_report(tmp_path)
-    script = str(REPO / "evals" / "fit_decision.py")
+    script = str(REPO / "benchmarks" / "fit_decision.py")
 
     def fit(*flags: str) -> dict:
         done = subprocess.run(
@@ -307,7 +313,7 @@ def test_the_fit_adds_the_signals_it_is_told_and_averages_fold_assignments(tmp_p
     report["signals"] = signals
     saved = tmp_path / "dev_margin.json"
     saved.write_text(json.dumps(report) + "\n", encoding="utf-8")
-    script = str(REPO / "evals" / "fit_decision.py")
+    script = str(REPO / "benchmarks" / "fit_decision.py")
 
     def fit(*flags: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -344,7 +350,7 @@ def test_the_fit_script_measures_a_fixed_decision_without_fitting(tmp_path: Path
     ``dev`` rates back; a decision that answers everything rejects no out-of-scope row; each
     rate comes with a Wilson interval around it."""
     signals, saved = _synthetic_dev_report(tmp_path)
-    script = str(REPO / "evals" / "fit_decision.py")
+    script = str(REPO / "benchmarks" / "fit_decision.py")
 
     def run(*flags: str) -> dict:
         done = subprocess.run(

@@ -1,4 +1,4 @@
-"""``eval beir`` on a small real SciFact slice (evals/scifact_slice.py): ``bm25_defaults`` /
+"""``eval beir`` on a small real SciFact slice (benchmarks/scifact_slice.py): ``bm25_defaults`` /
 ``bm25_k1`` / ``bm25_b`` rebuild the BM25 index of the cached collection (nothing is ingested
 again) and the report says which index it scored. Skips where ../shared/data is absent.
 """
@@ -26,7 +26,7 @@ def run_json(argv: list[str]) -> dict[str, Any]:
 def scifact_slice(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = require_shared(SHARED_DATA / "beir-scifact")
     target = tmp_path_factory.mktemp("sf") / "slice"
-    script = REPO / "evals" / "scifact_slice.py"
+    script = REPO / "benchmarks" / "scifact_slice.py"
     sizes = ["--queries", "4", "--distractors", "16"]
     subprocess.run(
         [sys.executable, str(script), str(source), str(target), *sizes],

@@ -22,10 +22,14 @@ from langchain_lookup_knowledge.ingest import ingest_folder
 from langchain_lookup_knowledge.pipeline.decision import common_words
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.catalog_store import query_all, query_pages
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from langchain_lookup_knowledge.store.vocabulary_store import (
     HEADER,
+    iter_stored_texts,
     load_vocabulary,
+    stored_texts,
     vocabulary_collection,
 )
 from tests.conftest import SAMPLE_KB, local_settings
@@ -232,6 +236,23 @@ def test_ingest_stores_the_vocabulary_of_the_stored_chunks(own_kb: LookupSetting
     assert read.vocabulary.df("crashloopbackoff") >= 1
     assert read.vocabulary.df("kafka") == 0
     assert read.vocabulary.df("conntrack") == read.vocabulary.df("corefile") == 0  # networking/
+
+
+def test_the_chunk_texts_are_read_a_page_at_a_time_and_all_of_them(own_kb: LookupSettings):
+    client = open_client(own_kb)
+    layout = describe_chunk_collection(client, own_kb, None)
+    fields = [layout.id_field, layout.content_field]
+    expr = f'{layout.id_field} != ""'
+    pages = list(query_pages(client, layout.name, expr, fields, size=3))
+    assert len(pages) > 1
+    assert all(len(page) <= 3 for page in pages)
+    paged = sorted(row[layout.id_field] for page in pages for row in page)
+    assert paged == sorted(
+        row[layout.id_field] for row in query_all(client, layout.name, expr, fields)
+    )
+    streamed = iter_stored_texts(client, layout)
+    assert not isinstance(streamed, list)  # a fold over it never holds every text
+    assert sorted(streamed) == sorted(stored_texts(client, layout))
 
 
 def test_a_re_ingest_recounts_after_a_document_is_gone(

@@ -261,7 +261,7 @@ def test_operator_vocabulary_rules_read_a_typo_as_seen_in_signals_and_note():
 
 
 def test_evaluation_signal_rows_follow_the_vocabulary_rules_setting():
-    """eval queries' signal rows (what evals/fit_decision.py fits on) are computed with the
+    """eval queries' signal rows (what benchmarks/fit_decision.py fits on) are computed with the
     run's evidence_vocabulary_rules, so a fit of the operator rules sees their signals. The
     graph is a fake that returns one fixed lookup result (no retrieval is under test)."""
     from langchain_lookup_knowledge.core.models import LookupResult

@@ -8,7 +8,7 @@ collection in one run; the figures per variant: the share shown (Wilson 95% inte
 relevant document in the first five blocks, the median characters the agent reads, and the
 lookup's median time with its small-to-big part (``expand`` in the trace's timings).
 
-    python evals/howto_shown.py evals/apisix_en_howto_dev4.jsonl \\
+    python benchmarks/howto_shown.py evals/apisix_en_howto_dev4.jsonl \\
         --uri /tmp/fig/apen.db --collection apen \\
         --variant 'matched_only={"section_expand_chars": 0}' --json
 

@@ -7,7 +7,7 @@ bare wiring's (``RecursiveCharacterTextSplitter(1000/100)`` over the raw file), 
 the input that moves questions can be read apart from the rerank and the fusion.
 
 Usage:
-    python evals/bm25_input_probe.py KB_FOLDER QUESTIONS.jsonl [...] --variants full,none,bare
+    python benchmarks/bm25_input_probe.py KB_FOLDER QUESTIONS.jsonl [...] --variants full,none,bare
         [--params 0.9/0.4,1.5/0.75] [--json]
 """
 

@@ -51,7 +51,7 @@ Usage::
         evals/out_of_scope_dev.jsonl --kb-name runbooks_en --collection rben --json > dev_rben.json
     LOOKUP_KNOWLEDGE_RETRIEVAL_MODE=dense LOOKUP_KNOWLEDGE_CJK_RETRIEVAL_MODE=dense \\
         lookup-knowledge eval queries ... --json > dev_rben_dense.json   # one pair per KB
-    python evals/fit_decision.py dev_*.json
+    python benchmarks/fit_decision.py dev_*.json
 """
 
 from __future__ import annotations
@@ -426,7 +426,8 @@ def misses(decided: list[tuple[dict, bool, str]]) -> list[dict[str, object]]:
 # Per-family --min-found overrides of the shipped fit: none. hybrid=0.995 (keep every dev
 # in-scope question of the default English path) was measured: dev CV in-scope 0.987 and
 # out-of-scope 0.79, but its more lenient hybrid bias answers the sample knowledge base's
-# "mongodb replica set election keeps flapping" near miss (tests/integration/test_evidence_decision.py).
+# "mongodb replica set election keeps flapping" near miss
+# (tests/integration/test_evidence_decision.py).
 FAMILY_MIN_FOUND: dict[str, float] = {}
 
 

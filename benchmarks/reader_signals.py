@@ -5,7 +5,7 @@ Input: an ``eval queries --json`` report of dev files, run with
 same collection and environment (retrieval mode...). Each question with a signals row is looked
 up again (the same settings as ``eval queries``: same first block) and the signals below are
 computed from the question and the first block(s); they are added to the row, so
-``evals/fit_decision.py --signals hybrid=reader_tok_mean,...`` weighs them. The output is the
+``benchmarks/fit_decision.py --signals hybrid=reader_tok_mean,...`` weighs them. The output is the
 report with the extended rows and ``reader_timing``: the lookup's own latency and each reader's,
 measured in the same loop (lookup, then each reader, per question), as ratios to the lookup p50.
 
@@ -31,9 +31,10 @@ Usage::
     export LOOKUP_KNOWLEDGE_EVIDENCE_DECISION=similarity
     lookup-knowledge eval queries evals/runbooks_en_dev.jsonl evals/out_of_scope_dev.jsonl \\
         --kb-name runbooks_en --uri /tmp/r/en.db --collection rb --json > /tmp/r/dev_en.json
-    python evals/reader_signals.py /tmp/r/dev_en.json --kb-name runbooks_en \\
+    python benchmarks/reader_signals.py /tmp/r/dev_en.json --kb-name runbooks_en \\
         --uri /tmp/r/en.db --collection rb > /tmp/r/dev_en.reader.json
-    python evals/compare_signals.py /tmp/r/*.reader.json --candidate sent=hybrid=reader_sent_max
+    python benchmarks/compare_signals.py /tmp/r/*.reader.json \\
+        --candidate sent=hybrid=reader_sent_max
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ NAME (and the second one's own variants as NAME.VARIANT), so ``lookup-knowledge 
 --variant NAME`` gives the paired, stratified difference and the questions moved.
 
 Usage:
-    python evals/merge_as_variant.py NAME BASE.json OTHER.json OUT.json
+    python benchmarks/merge_as_variant.py NAME BASE.json OTHER.json OUT.json
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ analyzer, ``{"bm25_defaults": "engine"}`` the engine's own); the index is rebuil
 differs from the current one (Milvus reads them when the index is built, not per search; nothing
 is embedded again) and left as it was found. Use a copy of the database when other runs share it.
 
-    python evals/scifact_tune.py ../shared/data/beir-scifact --uri /tmp/fig/scifact.db \\
+    python benchmarks/scifact_tune.py ../shared/data/beir-scifact --uri /tmp/fig/scifact.db \\
         --split train --variant 'engine={"bm25_defaults": "engine"}' --variant 'rrf60={"rrf_k": 60}'
 """
 

@@ -5,10 +5,10 @@ in-scope dev questions of the other knowledge bases (out of scope here, except t
 documents in the other language), the package's off-topic probes and the KB's own
 pseudo-questions are looked up with ``evidence_decision=similarity`` (every block is kept), and
 each lookup's blocks (source, similarity, raw score, fused rank score) are written with the
-question's label. ``evals/judge_fit.py`` turns the rows into features and fits / judges leave
+question's label. ``benchmarks/judge_fit.py`` turns the rows into features and fits / judges leave
 one knowledge base out. Test and holdout files are refused.
 
-    python evals/judge_rows.py rben --uri /tmp/judge-data/db/rben_v0.db --collection rben \\
+    python benchmarks/judge_rows.py rben --uri /tmp/judge-data/db/rben_v0.db --collection rben \\
         --out /tmp/judge-data/rows/rben_v0.jsonl
 """
 

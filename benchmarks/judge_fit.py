@@ -1,14 +1,14 @@
 """Fit the evidence judgement across knowledge bases and judge each one left out.
 
-Input: the rows of ``evals/judge_rows.py`` (one file per knowledge base). Each knowledge base's
+Input: the rows of ``benchmarks/judge_rows.py`` (one file per knowledge base). Each knowledge base's
 profile is made from its own probe and pseudo-question rows (what ``ingest`` stores), its
 lookups' features are read against it, and per knowledge base K the model is fitted on the
 other knowledge bases' rows (thresholds too) and judges K's: every figure is leave-one-KB-out.
 ``--baseline`` prints the decisions of today's settings on the same rows. ``--write FILE``
 fits on every knowledge base and writes the model (the package's ``judge_model.json``).
 
-    python evals/judge_fit.py /tmp/judge-data/rows/*_v0.jsonl --baseline
-    python evals/judge_fit.py /tmp/judge-data/rows/*_v0.jsonl --write \\
+    python benchmarks/judge_fit.py /tmp/judge-data/rows/*_v0.jsonl --baseline
+    python benchmarks/judge_fit.py /tmp/judge-data/rows/*_v0.jsonl --write \\
         langchain_lookup_knowledge/judgement/judge_model.json
 """
 

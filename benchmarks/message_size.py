@@ -21,8 +21,8 @@ ingested from ``--data`` when missing.
 
 Usage (from the repository root)::
 
-    python evals/message_size.py --stores /tmp/kb --baseline 8aff86b
-    python evals/message_size.py --stores /tmp/kb --fit-knee --kb runbooks_en
+    python benchmarks/message_size.py --stores /tmp/kb --baseline 8aff86b
+    python benchmarks/message_size.py --stores /tmp/kb --fit-knee --kb runbooks_en
 """
 
 from __future__ import annotations
