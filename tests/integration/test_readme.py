@@ -107,7 +107,7 @@ def why_not_run(command: Command) -> str | None:
     text = command.text + " " + " ".join(command.env.values())
     if command.kind == "bash":
         return "a set-up script (checked: it exists)"
-    if command.kind == "python" and command.argv[1].startswith("evals/"):
+    if command.kind == "python" and command.argv[1].startswith(("evals/", "benchmarks/")):
         return "a measurement script on ../shared/data (checked: it exists)"
     if "../shared" in text or "$D" in text:
         return "needs ../shared/data (the public data sets; parsed only)"
