@@ -26,6 +26,7 @@ from langchain_lookup_knowledge.judgement.questions import (
     PSEUDO_QUESTIONS,
     profile_questions,
 )
+from langchain_lookup_knowledge.redaction import describe_exception
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -214,8 +215,9 @@ def refresh_profile(
         seconds = time.perf_counter() - started
         write_profile(client, settings, profile, seconds)
     except Exception as exc:  # a profile never fails an ingest that wrote its chunks
-        logging.getLogger(__name__).warning("KB profile not measured: %s", exc)
-        return None, f"{type(exc).__name__}: {exc}"
+        described = describe_exception(exc)
+        logging.getLogger(__name__).warning("KB profile not measured: %s", described)
+        return None, described
     return seconds, None
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from langchain_lookup_knowledge.core.display import safe_json, safe_name
 from langchain_lookup_knowledge.errors import LookupKnowledgeError
 from langchain_lookup_knowledge.questions import Question, QuestionOrProblem
-from langchain_lookup_knowledge.redaction import redact
+from langchain_lookup_knowledge.redaction import describe_exception, redact
 from langchain_lookup_knowledge.settings import LookupSettings
 
 EXIT_OK = 0
@@ -87,7 +87,7 @@ def first_error_line(exc: BaseException) -> str:
             return f"{where}: {first.get('msg')} (got {first.get('input')!r})"
         except Exception:
             pass
-    return str(exc).strip().splitlines()[0]
+    return describe_exception(exc, with_type=False)
 
 
 def print_json(obj: Any) -> None:

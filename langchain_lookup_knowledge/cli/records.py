@@ -74,7 +74,7 @@ def run_status(args: argparse.Namespace) -> int:
             count = int(conn.execute(query).scalar() or 0)
         lost = lost_records(recorder.engine, settings, since=None)
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        first = describe_exception(exc, with_type=False)
         raise LookupKnowledgeError(f"cannot read the invocation records: {first}") from None
     finally:
         recorder.dispose()

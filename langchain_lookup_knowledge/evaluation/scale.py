@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from langchain_lookup_knowledge.evaluation.metrics import percentile
-from langchain_lookup_knowledge.redaction import mask_url
+from langchain_lookup_knowledge.redaction import describe_exception, mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 
 DIMENSION = 384
@@ -221,8 +221,8 @@ def run_scale(
                 try:
                     build_s = _rebuild_dense_index(client, name, index_type, size)
                 except Exception as exc:  # e.g. the store does not have this index type
-                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                    point["indexes"][index_type] = {"not_built": first[:200]}
+                    first = describe_exception(exc, limit=200, with_type=False)
+                    point["indexes"][index_type] = {"not_built": first}
                     say(f"{size:,}: {index_type} not built ({first[:80]})")
                     continue
                 figures = _measure(client, name, index_type, k, depth, queries)

@@ -29,6 +29,7 @@ from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.errors import DamagedStoreError
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
+from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
@@ -203,7 +204,7 @@ def prepare_for_ingest(
         except Exception as exc:
             raise DamagedStoreError(
                 f"cannot drop collection {name!r} of {settings.resolved_milvus_uri} to rebuild "
-                f"it ({type(exc).__name__}: {str(exc)[:200]}); move the database aside and "
+                f"it ({describe_exception(exc, limit=200)}); move the database aside and "
                 f"ingest {folder} again"
             ) from None
     return dropped
