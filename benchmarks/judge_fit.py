@@ -38,6 +38,7 @@ from langchain_lookup_knowledge.judgement.fitting import (
 )
 from langchain_lookup_knowledge.judgement.model import (
     FEATURES,
+    JudgeModel,
 )
 
 
@@ -67,6 +68,10 @@ def baseline(items: list[dict]) -> dict:
             decide_rows(items, default), "evidence_decision=similarity, relevance_model level"
         ),
         "calibrated": table(decide_rows(items, calibrated), "evidence_decision=calibrated"),
+        "shipped": table(
+            decide_rows(items, partial(judged, JudgeModel.configured(None))),
+            "judgement, the shipped judge_model.json (fitted on all its knowledge bases)",
+        ),
     }
 
 

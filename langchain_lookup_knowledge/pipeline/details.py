@@ -79,5 +79,6 @@ def build_retrieval_details(
         "found": result.found,
         "evidence_status": result.evidence_status,
         "relevance_level": result.relevance_level,
+        "relevance_score": result.relevance_score,
         "nearest_sources": nearest,
     }

@@ -56,6 +56,10 @@ def _attempts(details: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [a for a in attempts or [] if isinstance(a, dict)]
 
 
+def _score(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def indexed_values(
     details: Mapping[str, Any],
     *,
@@ -76,6 +80,7 @@ def indexed_values(
         "scope": scope_key(scope),
         "query_hash": query_hash,
         "relevance_level": details.get("relevance_level"),
+        "relevance_score": _score(details.get("relevance_score")),
         "fallback_reason": details.get("fallback_reason"),
         "category_filter": str(category)[:255] if category and filtered else None,
         "path_fallback": path_fallback[:255] if path_fallback else None,

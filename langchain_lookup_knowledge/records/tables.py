@@ -50,6 +50,7 @@ tool_invocation = Table(
     Column("scope", Text, nullable=True),  # canonical JSON of the default_filter ("" if none)
     Column("query_hash", String(64), nullable=True),
     Column("relevance_level", String(16), nullable=True),
+    Column("relevance_score", Float, nullable=True),  # 0..1, the judgement's relevanceScore
     Column("fallback_reason", String(64), nullable=True),
     Column("category_filter", String(255), nullable=True),
     Column("path_fallback", String(255), nullable=True),

@@ -76,6 +76,8 @@ def test_rows_carry_indexed_columns_and_cited_sources(db_url, lookups, sample_kb
     assert crash["scope"] == ""
     assert crash["query_hash"] == query_hash(CRASH)
     assert crash["relevance_level"] == "high"
+    assert 0.5 < crash["relevance_score"] <= 1.0
+    assert (cake["relevance_score"] or 0.0) < crash["relevance_score"]
     assert cake["evidence_status"] == "no_evidence"
     assert cake["record_version"] == 1
     cited = {s["source"] for s in sources if s["invocation_id"] == crash["id"]}
@@ -218,3 +220,15 @@ def test_a_table_from_before_the_columns_is_upgraded_and_backfilled(tmp_path):
     assert row["scope"] is None
     assert row["collection"] is None
     assert [(s["source"], s["in_context"]) for s in sources] == [("databases/a.md", True)]
+
+
+def test_a_table_without_the_relevance_score_gets_it_and_a_lookup_writes_it(tmp_path, lookups):
+    url = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(OLD_TABLE))
+    engine.dispose()
+    lookups(url, CRASH)
+    (row,), _ = _rows(url)
+    assert 0.5 < row["relevance_score"] <= 1.0
+    assert row["relevance_level"] == "high"
