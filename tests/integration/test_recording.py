@@ -147,6 +147,7 @@ def test_schema_creation_is_idempotent(db_url):
             "scope",
             "query_hash",
             "relevance_level",
+            "relevance_score",
             "fallback_reason",
             "category_filter",
             "path_fallback",
