@@ -258,8 +258,9 @@ def run_ingest(
     if changed_rows or report.repaired or not vocabulary_is_current(client, settings):
         rebuild_vocabulary(client, settings, layout)
     # The KB profile (the judgement's): measured again whenever the vocabulary changed.
+    # The ingest's own embedder: a second model loaded for the profile would double its memory.
     report.profile_seconds, report.profile_error = refresh_profile(
-        client, settings, options.embeddings, force=bool(changed_rows or report.repaired)
+        client, settings, embedder, force=bool(changed_rows or report.repaired)
     )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started

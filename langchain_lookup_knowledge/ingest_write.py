@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.core.filters import and_exprs, condition
+from langchain_lookup_knowledge.core.memory import release_free_memory
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.embeddings.window import window_of
 from langchain_lookup_knowledge.ingest_report import (
@@ -222,6 +223,7 @@ def write_documents(
             progress.advance(doc.source)
         group.clear()
         group_chunks = 0
+        release_free_memory()  # the group's texts, vectors and messages: peak stays one group
 
     for item in planned:
         if isinstance(item, SkippedFile):  # unreadable since the survey read it
