@@ -25,6 +25,7 @@ from langchain_lookup_knowledge.judgement.questions import (
     PROBES,
     PSEUDO_QUESTIONS,
     profile_questions,
+    source_order,
 )
 from langchain_lookup_knowledge.redaction import describe_exception
 
@@ -67,11 +68,15 @@ def measure_profile(
     as in a lookup.
     """
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
-    from langchain_lookup_knowledge.store.vocabulary_store import stored_texts
+    from langchain_lookup_knowledge.store.catalog_store import stored_chunk_keys
+    from langchain_lookup_knowledge.store.vocabulary_store import iter_texts_by_source
 
     runtime = LookupRuntime(settings, embeddings=embeddings)
     client, layout = runtime.client, runtime.layout
-    questions = profile_questions(stored_texts(client, layout), pseudo=pseudo, probes=probes)
+    # The documents in question order, a batch read at a time and only until enough questions.
+    keys = stored_chunk_keys(client, layout.name, layout.id_field)
+    documents = iter_texts_by_source(client, layout, keys, source_order(keys))
+    questions = profile_questions(documents=documents, pseudo=pseudo, probes=probes)
     runtime.embeddings.prime([q["q"] for q in questions])  # one batch, not one call each
     vectors = [runtime.embeddings.embed_query(q["q"]) for q in questions]
     rows: list[dict[str, Any]] = []

@@ -23,7 +23,16 @@ from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["PROBES", "PSEUDO_QUESTIONS", "profile_questions", "pseudo_questions", "read_probes"]
+__all__ = [
+    "PROBES",
+    "PSEUDO_QUESTIONS",
+    "first_question",
+    "profile_questions",
+    "pseudo_questions",
+    "questions_in_order",
+    "read_probes",
+    "source_order",
+]
 
 PSEUDO_QUESTIONS = 32
 """Pseudo-questions per knowledge base (one per document, up to this many)."""
@@ -72,37 +81,67 @@ def _question_of(sentence: str) -> str | None:
     return None
 
 
+def source_order(sources: Iterable[str]) -> list[str]:
+    """``sources`` in the order pseudo-questions are taken from them: by a hash of the source,
+    so that the same knowledge base always gives the same questions, whatever its file order.
+
+    Example:
+        >>> sorted(source_order(["b.md", "a.md"])) == ["a.md", "b.md"]
+        True
+    """
+    return sorted(set(sources), key=lambda s: hashlib.sha256(s.encode("utf-8")).hexdigest())
+
+
+def first_question(texts: Iterable[str]) -> str | None:
+    """The first prose sentence of question length in a document's chunk ``texts``, or None."""
+    for text in texts:
+        for line in _prose_lines(text):
+            for sentence in _SENTENCE_END.split(line):
+                found = _question_of(sentence)
+                if found:
+                    return found
+    return None
+
+
 def pseudo_questions(texts: Sequence[tuple[str, str]], limit: int = 60) -> list[tuple[str, str]]:
     """``(source, question)`` pairs: the first prose sentence of question length of each of up
-    to ``limit`` documents of ``texts`` (``(source, chunk text)``), chosen by a hash of the
-    source so that the same knowledge base always gives the same questions."""
+    to ``limit`` documents of ``texts`` (``(source, chunk text)``), the documents taken in
+    :func:`source_order`."""
     by_source: dict[str, list[str]] = {}
     for source, text in texts:
         by_source.setdefault(source, []).append(text)
-    order = sorted(by_source, key=lambda s: hashlib.sha256(s.encode("utf-8")).hexdigest())
+    return questions_in_order(
+        ((source, by_source[source]) for source in source_order(by_source)), limit
+    )
+
+
+def questions_in_order(
+    documents: Iterable[tuple[str, Sequence[str]]], limit: int
+) -> list[tuple[str, str]]:
+    """``(source, question)`` of the first ``limit`` of ``documents`` (``(source, chunk texts)``,
+    already in :func:`source_order`) that have a question; stops reading ``documents`` there,
+    so a lazy iterable is read only as far as needed."""
     out: list[tuple[str, str]] = []
-    for source in order:
-        for text in by_source[source]:
-            found = None
-            for line in _prose_lines(text):
-                for sentence in _SENTENCE_END.split(line):
-                    found = _question_of(sentence)
-                    if found:
-                        break
-                if found:
-                    break
-            if found:
-                out.append((source, found))
+    if limit <= 0:
+        return out
+    for source, chunk_texts in documents:
+        found = first_question(chunk_texts)
+        if found:
+            out.append((source, found))
+            if len(out) >= limit:
                 break
-        if len(out) >= limit:
-            break
     return out
 
 
 def profile_questions(
-    texts: list[tuple[str, str]], *, pseudo: int = PSEUDO_QUESTIONS, probes: int = PROBES
+    texts: Sequence[tuple[str, str]] | None = None,
+    *,
+    pseudo: int = PSEUDO_QUESTIONS,
+    probes: int = PROBES,
+    documents: Iterable[tuple[str, Sequence[str]]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The profiling questions of a knowledge base of ``texts`` (``(source, chunk text)``):
+    """The profiling questions of a knowledge base of ``texts`` (``(source, chunk text)``), or
+    of ``documents`` (``(source, chunk texts)`` in :func:`source_order`, read lazily):
     ``{"q", "kind", "rel"}`` with ``kind`` ``pseudo`` (``rel``: its document) or ``probe``.
 
     Example:
@@ -113,8 +152,9 @@ def profile_questions(
     shipped = read_probes()
     step = max(1, len(shipped) // probes) if probes else 0
     chosen = list(shipped[::step][:probes]) if probes else []
-    out = [
-        {"q": q, "kind": "pseudo", "rel": [PurePosixPath(src).stem]}
-        for src, q in pseudo_questions(texts, limit=pseudo)
-    ]
+    if documents is not None:
+        pairs = questions_in_order(documents, pseudo)
+    else:
+        pairs = pseudo_questions(texts or [], limit=pseudo)
+    out = [{"q": q, "kind": "pseudo", "rel": [PurePosixPath(src).stem]} for src, q in pairs]
     return out + [{"q": q, "kind": "probe", "rel": []} for q in chosen]

@@ -96,6 +96,17 @@ def source_of_chunk_key(key: str) -> str:
     return source if hash_sign else key
 
 
+def chunk_ordinal(key: str) -> int:
+    """The ordinal a chunk key ends with (its place in the document), -1 when it has none.
+
+    Example:
+        >>> chunk_ordinal("ops/a#b.md#3"), chunk_ordinal("loose")
+        (3, -1)
+    """
+    _, hash_sign, ordinal = key.rpartition("#")
+    return int(ordinal) if hash_sign and ordinal.isdigit() else -1
+
+
 def stored_chunk_keys(client: MilvusClient, collection: str, id_field: str) -> dict[str, set[str]]:
     """The chunk keys really stored, by source (a key is ``<source>#<ordinal>``)."""
     keys: dict[str, set[str]] = {}

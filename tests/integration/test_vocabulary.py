@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
+from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.core.vocabulary import (
     CommonWords,
@@ -19,15 +20,23 @@ from langchain_lookup_knowledge.core.vocabulary import (
     vocabulary_signals,
 )
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.judgement.questions import profile_questions, source_order
 from langchain_lookup_knowledge.pipeline.decision import common_words
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store.catalog_store import query_all, query_pages
+from langchain_lookup_knowledge.store import vocabulary_store
+from langchain_lookup_knowledge.store.catalog_store import (
+    chunk_ordinal,
+    query_all,
+    query_pages,
+    stored_chunk_keys,
+)
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from langchain_lookup_knowledge.store.vocabulary_store import (
     HEADER,
     iter_stored_texts,
+    iter_texts_by_source,
     load_vocabulary,
     stored_texts,
     vocabulary_collection,
@@ -253,6 +262,44 @@ def test_the_chunk_texts_are_read_a_page_at_a_time_and_all_of_them(own_kb: Looku
     streamed = iter_stored_texts(client, layout)
     assert not isinstance(streamed, list)  # a fold over it never holds every text
     assert sorted(streamed) == sorted(stored_texts(client, layout))
+
+
+def test_the_profile_reads_documents_in_question_order_a_batch_at_a_time(
+    own_kb: LookupSettings, monkeypatch: pytest.MonkeyPatch
+):
+    client = open_client(own_kb)
+    layout = describe_chunk_collection(client, own_kb, None)
+    keys = stored_chunk_keys(client, layout.name, layout.id_field)
+    order = source_order(keys)
+    every = list(iter_texts_by_source(client, layout, keys, order, batch=2))
+    assert [source for source, _ in every] == order
+    for source, texts in every:  # all of a document's chunks, in chunk order
+        stored = _texts_by_key(client, layout, keys[source])
+        assert texts == [stored[key] for key in sorted(keys[source], key=chunk_ordinal)]
+    # The same questions as from every text at once...
+    assert profile_questions(documents=iter(every), pseudo=3) == profile_questions(
+        [(source, text) for source, texts in every for text in texts], pseudo=3
+    )
+    # ... and a reader that has its questions reads no further batch.
+    reads: list[str] = []
+    real_pages = vocabulary_store.query_pages
+
+    def counted(*args, **kwargs):
+        reads.append(args[2])
+        return real_pages(*args, **kwargs)
+
+    monkeypatch.setattr(vocabulary_store, "query_pages", counted)
+    questions = profile_questions(
+        documents=iter_texts_by_source(client, layout, keys, order, batch=1), pseudo=1, probes=0
+    )
+    assert len(questions) == 1
+    assert len(reads) < len(order)
+
+
+def _texts_by_key(client, layout, keys) -> dict[str, str]:
+    fields = [layout.id_field, layout.content_field]
+    rows = query_all(client, layout.name, condition(layout.id_field, sorted(keys)), fields)
+    return {row[layout.id_field]: row[layout.content_field] for row in rows}
 
 
 def test_a_re_ingest_recounts_after_a_document_is_gone(
