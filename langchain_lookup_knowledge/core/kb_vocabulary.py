@@ -61,16 +61,42 @@ class KbVocabulary:
     frequencies: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, texts: Iterable[tuple[str, str]]) -> KbVocabulary:
+    def build(
+        cls,
+        texts: Iterable[tuple[str, str]],
+        chunks_per_source: Mapping[str, int] | None = None,
+    ) -> KbVocabulary:
         """The vocabulary of ``(source, text)`` pairs; a source's texts (its chunks) count
-        once per term."""
-        by_source: dict[str, set[str]] = {}
-        for source, text in texts:
-            by_source.setdefault(source, set()).update(document_terms(text))
+        once per term.
+
+        With ``chunks_per_source`` (how many texts each source has), a source is counted as
+        soon as its last text has passed, so the fold holds the terms of the sources still
+        being read, not of every source: a store read a page at a time in any order.
+
+        Example:
+            >>> pairs = [("a.md", "disk full"), ("b.md", "disk"), ("a.md", "disk again")]
+            >>> KbVocabulary.build(pairs, {"a.md": 2, "b.md": 1}).df("disk")
+            2
+        """
         counts: Counter[str] = Counter()
-        for terms in by_source.values():
+        open_sources: dict[str, set[str]] = {}
+        seen: Counter[str] = Counter()
+        documents = 0
+        for source, text in texts:
+            if seen[source] < 0:  # counted already (more texts than announced)
+                continue
+            terms = open_sources.setdefault(source, set())
+            terms.update(document_terms(text))
+            seen[source] += 1
+            expected = chunks_per_source.get(source) if chunks_per_source else None
+            if expected is not None and seen[source] >= expected:
+                counts.update(open_sources.pop(source))
+                documents += 1
+                seen[source] = -(1 << 30)  # counted: a later text of it is not counted again
+        for terms in open_sources.values():
             counts.update(terms)
-        return cls(documents=len(by_source), frequencies=dict(counts))
+        documents += len(open_sources)
+        return cls(documents=documents, frequencies=dict(counts))
 
     def df(self, term: str) -> int:
         """How many documents hold ``term`` (0: never seen). A CJK word of more than two

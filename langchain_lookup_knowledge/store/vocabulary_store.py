@@ -38,6 +38,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     query_all,
     query_pages,
     source_of_chunk_key,
+    stored_chunk_keys,
 )
 from langchain_lookup_knowledge.store.schema import (
     CATALOG_VECTOR_FIELD,
@@ -189,7 +190,12 @@ def rebuild_vocabulary(
         >>> rebuild_vocabulary(client, settings, layout).documents  # doctest: +SKIP
         117
     """
-    vocabulary = KbVocabulary.build(iter_stored_texts(client, layout))
+    # Each document counted once its last chunk has streamed past: the fold holds the terms
+    # of the documents still being read, not of all of them.
+    keys = stored_chunk_keys(client, layout.name, layout.id_field)
+    chunks_per_source = {source: len(chunk_keys) for source, chunk_keys in keys.items()}
+    del keys
+    vocabulary = KbVocabulary.build(iter_stored_texts(client, layout), chunks_per_source)
     name = vocabulary_collection(settings)
     _ensure_collection(client, settings, name)
     generation = uuid.uuid4().hex
