@@ -20,6 +20,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from langchain_lookup_knowledge.core.display import safe_name
+from langchain_lookup_knowledge.core.memory import release_free_memory
 from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
@@ -252,6 +253,7 @@ def run_ingest(
         settle_absent(client, layout, catalog_name, known, stored, scope, report)
     client.flush(layout.name)
     client.flush(catalog_name)
+    release_free_memory()  # what the write freed, before the vocabulary and the profile read
     # The KB vocabulary (the evidence decision's): recounted from the stored chunks whenever
     # they changed, and added to a collection ingested before vocabularies.
     changed_rows = report.indexed or report.pruned or report.stale_chunks_deleted
