@@ -80,23 +80,21 @@ class KbVocabulary:
         """
         counts: Counter[str] = Counter()
         open_sources: dict[str, set[str]] = {}
-        seen: Counter[str] = Counter()
-        documents = 0
+        texts_seen: Counter[str] = Counter()
+        counted: set[str] = set()
         for source, text in texts:
-            if seen[source] < 0:  # counted already (more texts than announced)
+            if source in counted:  # more texts than announced: counted once already
                 continue
-            terms = open_sources.setdefault(source, set())
-            terms.update(document_terms(text))
-            seen[source] += 1
+            open_sources.setdefault(source, set()).update(document_terms(text))
+            texts_seen[source] += 1
             expected = chunks_per_source.get(source) if chunks_per_source else None
-            if expected is not None and seen[source] >= expected:
+            if expected is not None and texts_seen[source] >= expected:
                 counts.update(open_sources.pop(source))
-                documents += 1
-                seen[source] = -(1 << 30)  # counted: a later text of it is not counted again
+                del texts_seen[source]
+                counted.add(source)
         for terms in open_sources.values():
             counts.update(terms)
-        documents += len(open_sources)
-        return cls(documents=documents, frequencies=dict(counts))
+        return cls(documents=len(counted) + len(open_sources), frequencies=dict(counts))
 
     def df(self, term: str) -> int:
         """How many documents hold ``term`` (0: never seen). A CJK word of more than two

@@ -25,6 +25,7 @@ from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.chunking import BREADCRUMB_SEPARATOR
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.store.catalog_store import chunk_ordinal, source_of_chunk_key
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +48,8 @@ Fetch = Callable[[Sequence[str]], Mapping[str, Neighbour]]
 
 def split_key(evidence_key: str) -> tuple[str, int] | None:
     """``("a/b.md", 3)`` for ``"a/b.md#3"``; None when the key has no ordinal."""
-    source, sep, ordinal = evidence_key.rpartition("#")
-    if not sep or not ordinal.isdigit():
-        return None
-    return source, int(ordinal)
+    ordinal = chunk_ordinal(evidence_key)
+    return None if ordinal < 0 else (source_of_chunk_key(evidence_key), ordinal)
 
 
 def neighbour_keys(evidence_key: str, reach: int = MAX_REACH) -> list[str]:

@@ -192,9 +192,10 @@ def rebuild_vocabulary(
     """
     # Each document counted once its last chunk has streamed past: the fold holds the terms
     # of the documents still being read, not of all of them.
-    keys = stored_chunk_keys(client, layout.name, layout.id_field)
-    chunks_per_source = {source: len(chunk_keys) for source, chunk_keys in keys.items()}
-    del keys
+    chunks_per_source = {
+        source: len(chunk_keys)
+        for source, chunk_keys in stored_chunk_keys(client, layout.name, layout.id_field).items()
+    }
     vocabulary = KbVocabulary.build(iter_stored_texts(client, layout), chunks_per_source)
     name = vocabulary_collection(settings)
     _ensure_collection(client, settings, name)
