@@ -69,7 +69,7 @@ def measure_profile(
     """
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.store.catalog_store import stored_chunk_keys
-    from langchain_lookup_knowledge.store.vocabulary_store import iter_texts_by_source
+    from langchain_lookup_knowledge.store.chunk_texts import iter_texts_by_source
 
     runtime = LookupRuntime(settings, embeddings=embeddings)
     client, layout = runtime.client, runtime.layout

@@ -23,18 +23,16 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pymilvus import DataType, MilvusClient
 
-from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.vocabulary import KbVocabulary
 from langchain_lookup_knowledge.judgement.features import KbProfile
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
-    chunk_ordinal,
     query_all,
     query_pages,
     source_of_chunk_key,
@@ -140,34 +138,6 @@ def iter_stored_texts(client: MilvusClient, layout: CollectionLayout) -> Iterato
                 source_of_chunk_key(str(row[layout.id_field])),
                 str(row.get(layout.content_field) or ""),
             )
-
-
-def iter_texts_by_source(
-    client: MilvusClient,
-    layout: CollectionLayout,
-    keys: Mapping[str, set[str]],
-    sources: Sequence[str],
-    *,
-    batch: int = 64,
-) -> Iterator[tuple[str, list[str]]]:
-    """``(source, chunk texts in chunk order)`` for each of ``sources`` in ``keys`` (the chunk
-    keys by source, :func:`~.catalog_store.stored_chunk_keys`), in the order given, reading
-    ``batch`` sources' chunks at a time: a reader that stops early (the profile's
-    pseudo-questions) never reads the rest, and none holds more than a batch."""
-    wanted = [source for source in sources if keys.get(source)]
-    fields = [layout.id_field, layout.content_field]
-    for start in range(0, len(wanted), batch):
-        part = wanted[start : start + batch]
-        texts: dict[str, list[tuple[int, str]]] = {source: [] for source in part}
-        expr = condition(layout.id_field, [key for source in part for key in keys[source]])
-        for page in query_pages(client, layout.name, expr, fields):
-            for row in page:
-                key = str(row[layout.id_field])
-                texts[source_of_chunk_key(key)].append(
-                    (chunk_ordinal(key), str(row.get(layout.content_field) or ""))
-                )
-        for source in part:
-            yield source, [text for _, text in sorted(texts[source])]
 
 
 def vocabulary_is_current(client: MilvusClient, settings: LookupSettings) -> bool:

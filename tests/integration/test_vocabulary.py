@@ -24,19 +24,19 @@ from langchain_lookup_knowledge.judgement.questions import profile_questions, so
 from langchain_lookup_knowledge.pipeline.decision import common_words
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
-from langchain_lookup_knowledge.store import vocabulary_store
+from langchain_lookup_knowledge.store import chunk_texts
 from langchain_lookup_knowledge.store.catalog_store import (
     chunk_ordinal,
     query_all,
     query_pages,
     stored_chunk_keys,
 )
+from langchain_lookup_knowledge.store.chunk_texts import iter_texts_by_source
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from langchain_lookup_knowledge.store.vocabulary_store import (
     HEADER,
     iter_stored_texts,
-    iter_texts_by_source,
     load_vocabulary,
     stored_texts,
     vocabulary_collection,
@@ -282,18 +282,22 @@ def test_the_profile_reads_documents_in_question_order_a_batch_at_a_time(
     )
     # ... and a reader that has its questions reads no further batch.
     reads: list[str] = []
-    real_pages = vocabulary_store.query_pages
+    real_pages = chunk_texts.query_pages
 
     def counted(*args, **kwargs):
         reads.append(args[2])
         return real_pages(*args, **kwargs)
 
-    monkeypatch.setattr(vocabulary_store, "query_pages", counted)
+    monkeypatch.setattr(chunk_texts, "query_pages", counted)
     questions = profile_questions(
         documents=iter_texts_by_source(client, layout, keys, order, batch=1), pseudo=1, probes=0
     )
     assert len(questions) == 1
     assert len(reads) < len(order)
+    # A query names at most max_keys chunks, unless one document alone has more.
+    reads.clear()
+    assert list(iter_texts_by_source(client, layout, keys, order, max_keys=1)) == every
+    assert len(reads) == len(order)
 
 
 def _texts_by_key(client, layout, keys) -> dict[str, str]:
