@@ -172,7 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for warning in take_unknown_setting_warnings(os.environ):  # not again by LookupSettings()
         print(f"lookup-knowledge: warning: {safe_name(warning)}", file=sys.stderr)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a reader gone (`| head`) shows here, not at the interpreter's exit
+        return code
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
