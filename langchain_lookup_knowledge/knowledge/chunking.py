@@ -17,11 +17,11 @@ from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING,
 from langchain_lookup_knowledge.knowledge.packing import pack_sections, split_span
 
 BREADCRUMB_SEPARATOR = " > "
-CHUNKING_VERSION = 5
+CHUNKING_VERSION = 6
 """Bumped whenever the same file would be chunked differently (2: HTML comments dropped;
 3: frontmatter after a licence comment, empty frontmatter, bounded headings and terms;
 4: a CJK document that fits in one Latin-sized chunk is one chunk; 5: chunks of whole blocks
-and sentences sized with the embedder's tokenizer)."""
+and sentences sized with the embedder's tokenizer; 6: Docusaurus tab markup read as tab titles)."""
 DEFAULT_WINDOW_TOKENS = 256
 """The bundled all-MiniLM-L6-v2 reads 256 word pieces, special tokens included."""
 
