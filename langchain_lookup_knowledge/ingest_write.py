@@ -2,7 +2,7 @@
 
 Example:
     >>> write_documents(client, settings, layout, "kb_catalog", planned, embedder, report, progress,
-    ...     chunking="v5/1000/150", known={}, scope=None)  # doctest: +SKIP
+    ...     chunking="v6/1000/150", known={}, scope=None)  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def chunking_signature(chunk_size: int, chunk_overlap: int, window: str = "") ->
 
     Example:
         >>> chunking_signature(1000, 150, "hf:minilm/256")
-        'v5/1000/150/hf:minilm/256'
+        'v6/1000/150/hf:minilm/256'
     """
     tail = f"/{window}" if window else ""
     return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}{tail}"
