@@ -46,6 +46,7 @@ def collection_info(settings: Any) -> dict[str, Any]:
     documents = len(load_catalog(client, catalog)) if client.has_collection(catalog) else 0
     vocabulary = load_vocabulary(client, settings)
     profile = read_profile(client, settings)
+    model = JudgeModel.configured(settings.judge_model_file)
     out: dict[str, Any] = {
         "collection": settings.collection,
         "chunks": chunks,
@@ -57,7 +58,8 @@ def collection_info(settings: Any) -> dict[str, Any]:
         if vocabulary.vocabulary is not None
         else {"none": vocabulary.note},
         "evidenceDecision": settings.evidence_decision,
-        "thresholds": dict(JudgeModel.configured(settings.judge_model_file).thresholds),
+        "thresholds": dict(model.thresholds),
+        "groupThresholds": {g: dict(t) for g, t in model.group_thresholds.items()},
     }
     if profile.profile is None:
         out["profile"] = {"none": profile.note, "lookupsRead": "the typical profile"}
@@ -74,6 +76,17 @@ def collection_info(settings: Any) -> dict[str, Any]:
     return out
 
 
+def _thresholds_line(out: dict[str, Any]) -> str:
+    def line(t: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.3f}" for k, v in t.items())
+
+    by_group = out.get("groupThresholds") or {}
+    if not by_group:
+        return line(out["thresholds"])
+    models = {"dense": "dense model", "bm25": "BM25-only model"}
+    return "; ".join(f"{models.get(g, g)}: {line(t)}" for g, t in by_group.items())
+
+
 def _render(out: dict[str, Any]) -> str:
     lines = [
         f"collection {out['collection']!r}: {out['chunks']} chunks, {out['documents']} documents",
@@ -84,7 +97,7 @@ def _render(out: dict[str, Any]) -> str:
             else out["vocabulary"]["none"]
         ),
         f"evidence decision: {out['evidenceDecision']}; relevanceScore thresholds: "
-        + ", ".join(f"{k} {v:.3f}" for k, v in out["thresholds"].items()),
+        + _thresholds_line(out),
     ]
     profile = out["profile"]
     if "none" in profile:

@@ -99,7 +99,10 @@ def _fit(args: argparse.Namespace) -> int:
     figures, _ = leave_one_out(items, options)
     data = model_data(items, by_kb, options, figures)
     Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"model written to {args.out}; thresholds {data['thresholds']}")
+    print(
+        f"model written to {args.out}; thresholds {data['thresholds']}, "
+        f"per model {data.get('group_thresholds', {})}"
+    )
     return EXIT_OK
 
 

@@ -46,7 +46,7 @@ class Judgement:
     features: dict[str, float]
 
     def note(self, model: JudgeModel) -> str:
-        t = model.thresholds
+        t = model.thresholds_of(self.group)
         shown = ", ".join(f"{k} {v:.3f}" for k, v in self.features.items())
         return (
             f"relevanceScore {self.score:.3f} ({self.group} model, {self.profile} profile): "
@@ -85,7 +85,7 @@ def judge_signals(
     score = model.score_features(group, x)
     if signals.family == "lexical":
         group, score = "lexical", lexical_score(signals, model)
-    found, level = model.decide(score)
+    found, level = model.decide(score, group)
     weighed = model.groups.get(group_of(signals.family)) or model.groups["dense"]
     shown = {k: round(v, 3) for k, v in x.items() if k in weighed.features}
     return Judgement(
@@ -108,7 +108,7 @@ def lexical_score(signals: EvidenceSignals, model: JudgeModel) -> float:
 
     if signals.coverage == 0:
         return 0.0
-    ceiling = model.thresholds.get("high", 1.0) - 1e-3
+    ceiling = model.thresholds_of("lexical").get("high", 1.0) - 1e-3
     return min(confidence(signals, DEFAULT_EVIDENCE_MODEL), ceiling)
 
 

@@ -59,6 +59,8 @@ class FitOptions:
 
 
 OOS_KINDS = ("near", "unrelated", "cross")
+MIN_GROUP_IN_SCOPE = 30
+"""In-scope rows a group needs for thresholds of its own (else it keeps the shared ones)."""
 
 
 def read(paths: Sequence[str | Path]) -> dict[str, list[dict]]:
@@ -201,13 +203,19 @@ def fit(items: list[dict], args: FitOptions) -> JudgeModel:
         groups[group] = fit_group(rows, args.features, l2=args.l2)
     model = JudgeModel(groups=groups, thresholds={})
     scored = [(i, model.score_features(i["group"], i["x"])) for i in items if "x" in i]
-    thresholds = thresholds_for(
-        [(s, i["top5"], i["right1"], i["oos"]) for i, s in scored],
+    choose = partial(
+        thresholds_for,
         min_found=args.min_found,
         max_right_low=args.max_right_low,
         high_precision=args.high_precision,
     )
-    return JudgeModel(groups=groups, thresholds=thresholds)
+    thresholds = choose([(s, i["top5"], i["right1"], i["oos"]) for i, s in scored])
+    by_group = {}
+    for group in groups:
+        labelled = [(s, i["top5"], i["right1"], i["oos"]) for i, s in scored if i["group"] == group]
+        if sum(top5 for _, top5, _, _ in labelled) >= MIN_GROUP_IN_SCOPE:
+            by_group[group] = choose(labelled)
+    return JudgeModel(groups=groups, thresholds=thresholds, group_thresholds=by_group)
 
 
 def typical(profiles: list[KbProfile]) -> KbProfile:
@@ -235,7 +243,7 @@ def judged(model: JudgeModel, it: dict) -> tuple[float, bool, str]:
         from langchain_lookup_knowledge.judgement.decide import lexical_score
 
         score = lexical_score(EvidenceSignals(**signals), model)
-    found, level = model.decide(score)
+    found, level = model.decide(score, "lexical" if signals["family"] == "lexical" else it["group"])
     return score, found, level
 
 

@@ -97,18 +97,35 @@ class GroupModel:
 
 @dataclass(frozen=True)
 class JudgeModel:
-    """The two group models (``dense``, ``bm25``) and the thresholds on their score."""
+    """The two group models (``dense``, ``bm25``) and the thresholds on their score.
+
+    Each group's model has its own thresholds (``group_thresholds``): two models' scores are two
+    scales. ``thresholds`` (fitted on every group's rows together) judge a lookup of any other
+    group (``lexical``) and a model file without group thresholds.
+    """
 
     groups: Mapping[str, GroupModel]
     thresholds: Mapping[str, float] = field(default_factory=dict)
+    group_thresholds: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def score_features(self, group: str, x: Mapping[str, float]) -> float:
         model = self.groups.get(group) or self.groups["dense"]
         return model.score(x)
 
-    def decide(self, score: float) -> tuple[bool, str]:
-        """``(found, relevanceLevel)`` of a ``relevanceScore``."""
-        t = self.thresholds
+    def thresholds_of(self, group: str | None) -> Mapping[str, float]:
+        """The thresholds that judge a lookup of ``group`` (None: the shared ones).
+
+        Example:
+            >>> model = JudgeModel.shipped()
+            >>> sorted(model.thresholds_of("dense"))
+            ['found', 'high', 'medium']
+        """
+        own = self.group_thresholds.get(group) if group is not None else None
+        return own if own else self.thresholds
+
+    def decide(self, score: float, group: str | None = None) -> tuple[bool, str]:
+        """``(found, relevanceLevel)`` of a ``relevanceScore`` of ``group``'s model."""
+        t = self.thresholds_of(group)
         if score < t.get("found", 0.5):
             return False, "low"
         if score >= t.get("high", 0.8):
@@ -116,24 +133,27 @@ class JudgeModel:
         return True, "medium" if score >= t.get("medium", 0.5) else "low"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "groups": {g: m.to_dict() for g, m in self.groups.items()},
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
         }
+        if self.group_thresholds:
+            out["group_thresholds"] = {
+                g: {k: round(v, 6) for k, v in t.items()} for g, t in self.group_thresholds.items()
+            }
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeModel:
         groups = {str(g): GroupModel.from_dict(m) for g, m in data["groups"].items()}
         if "dense" not in groups:
             raise ValueError("judge model: a 'dense' group is required")
-        thresholds = {str(k): float(v) for k, v in data.get("thresholds", {}).items()}
-        if (
-            not thresholds.get("found", 0)
-            <= thresholds.get("medium", 0)
-            <= thresholds.get("high", 1)
-        ):
-            raise ValueError("judge model: thresholds must be found <= medium <= high")
-        return cls(groups, thresholds)
+        thresholds = _thresholds(data.get("thresholds", {}), "thresholds")
+        by_group = {
+            str(g): _thresholds(t, f"group_thresholds.{g}")
+            for g, t in data.get("group_thresholds", {}).items()
+        }
+        return cls(groups, thresholds, by_group)
 
     @classmethod
     def shipped(cls) -> JudgeModel:
@@ -148,6 +168,13 @@ class JudgeModel:
             ConfigurationError: the file is missing or not a judgement model (named).
         """
         return _loaded(str(path) if path is not None else None)
+
+
+def _thresholds(data: Mapping[str, Any], name: str) -> dict[str, float]:
+    thresholds = {str(k): float(v) for k, v in data.items()}
+    if not thresholds.get("found", 0) <= thresholds.get("medium", 0) <= thresholds.get("high", 1):
+        raise ValueError(f"judge model: {name} must be found <= medium <= high")
+    return thresholds
 
 
 def model_text(path: str | None) -> str:
@@ -232,11 +259,15 @@ def thresholds_for(
         tied = n < len(judged) and judged[n][0] == s  # cut only below a run of equal scores
         if n >= 10 and not tied and hits / n >= high_precision:
             high = s
-    return {
-        "found": round(found, 6),
-        "medium": round(medium, 6),
-        "high": round(max(high, medium), 6),
+    return {  # rounded down: a threshold never rises above the score it was chosen at
+        "found": _floor6(found),
+        "medium": _floor6(medium),
+        "high": _floor6(max(high, medium)),
     }
+
+
+def _floor6(value: float) -> float:
+    return math.floor(value * 1e6) / 1e6
 
 
 def leave_one_out_figures(kb_name: str | None = None) -> dict[str, dict[str, float | None]]:

@@ -56,7 +56,8 @@ def test_every_lookup_carries_its_score_and_found_follows_it(tool):
         result = tool.invoke(call(json.loads(line)["q"])).artifact
         score = result["relevanceScore"]
         assert 0.0 <= score <= 1.0
-        assert (result["found"], result["relevanceLevel"]) == model.decide(score)
+        group = result["retrievalTrace"]["judgement"]["group"]
+        assert (result["found"], result["relevanceLevel"]) == model.decide(score, group)
         assert result["retrievalTrace"]["judgement"]["relevanceScore"] == score
         assert result["retrievalTrace"]["judgement"]["profile"] == "kb"
     for question in OUT_OF_SCOPE:

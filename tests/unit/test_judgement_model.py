@@ -64,6 +64,64 @@ def test_the_shipped_model_decides_by_its_thresholds():
     assert model.decide((t["medium"] + t["high"]) / 2) == (True, "medium")
 
 
+def test_each_group_model_is_judged_by_its_own_thresholds():
+    """Two models' scores are two scales: a BM25-only lookup's score is read against the BM25
+    model's thresholds, a dense one's against the dense model's, anything else the shared."""
+    model = JudgeModel.shipped()
+    dense, bm25 = model.thresholds_of("dense"), model.thresholds_of("bm25")
+    assert dense != bm25
+    between = (min(dense["found"], bm25["found"]) + max(dense["found"], bm25["found"])) / 2
+    low_group = "dense" if dense["found"] < bm25["found"] else "bm25"
+    high_group = "bm25" if low_group == "dense" else "dense"
+    assert model.decide(between, low_group)[0] is True
+    assert model.decide(between, high_group)[0] is False
+    assert model.thresholds_of("lexical") == model.thresholds
+    assert model.thresholds_of(None) == model.thresholds
+
+
+def test_a_fit_gives_each_group_the_share_of_its_own_in_scope_questions():
+    """The shared ``found`` threshold of two groups on different scales keeps 98% of the pooled
+    in-scope questions but not of each group's; thresholds per group keep each group's."""
+    from langchain_lookup_knowledge.judgement.fitting import FitOptions, fit
+
+    def item(kb, group, top, right, oos):
+        return {
+            "kb": kb,
+            "group": group,
+            "x": {"top": top},
+            "in": not oos,
+            "oos": oos,
+            "right1": right,
+            "top5": right,
+            "row": {"kind": "in", "signals": {"family": "hybrid"}},
+        }
+
+    items = []
+    for kb in ("a", "b"):
+        # the dense group scores high, the BM25 group low, for the same kinds of question
+        items += [item(kb, "dense", 0.6 + i / 200, True, False) for i in range(40)]
+        items += [item(kb, "dense", 0.2 + i / 200, False, True) for i in range(40)]
+        items += [item(kb, "bm25", 0.3 + i / 200, True, False) for i in range(40)]
+        items += [item(kb, "bm25", 0.0 + i / 200, False, True) for i in range(40)]
+    model = fit(items, FitOptions(features=("top",), min_found=0.98))
+    assert set(model.group_thresholds) == {"dense", "bm25"}
+    for group in ("dense", "bm25"):
+        inside = [
+            model.score_features(group, i["x"]) for i in items if i["group"] == group and i["top5"]
+        ]
+        found = model.thresholds_of(group)["found"]
+        assert sum(s >= found for s in inside) / len(inside) >= 0.98
+    restored = JudgeModel.from_dict(model.to_dict())
+    assert restored.group_thresholds == model.group_thresholds
+
+
+def test_a_model_file_without_group_thresholds_judges_every_group_alike():
+    data = JudgeModel.shipped().to_dict()
+    data.pop("group_thresholds")
+    model = JudgeModel.from_dict(data)
+    assert model.thresholds_of("bm25") == model.thresholds_of("dense") == model.thresholds
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
@@ -95,6 +153,21 @@ def test_the_shipped_model_decides_by_its_thresholds():
                 }
             },
             "std must be positive",
+        ),
+        (
+            {
+                "groups": {
+                    "dense": {
+                        "features": ["top"],
+                        "mean": [0],
+                        "std": [1],
+                        "weights": [1],
+                        "bias": 0,
+                    }
+                },
+                "group_thresholds": {"bm25": {"found": 0.5, "medium": 0.2, "high": 0.9}},
+            },
+            "group_thresholds.bm25 must be found <= medium <= high",
         ),
     ],
 )
