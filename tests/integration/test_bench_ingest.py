@@ -36,7 +36,10 @@ def test_bench_ingest_leaves_no_scratch_collection_after_two_runs(
         assert figures["chunks"] == 2
         # the embedder alone on the same chunks, beside the ingest, and the ratio
         assert figures["embedder_best_chunks_per_s"] > 0
+        # the ratio is printed to 3 decimals and the rates to 2: equal up to that rounding
         assert figures["ingest_vs_embedder_ratio"] == pytest.approx(
-            figures["ingest_chunks_per_s"] / figures["embedder_best_chunks_per_s"], rel=0.02
+            figures["ingest_chunks_per_s"] / figures["embedder_best_chunks_per_s"],
+            rel=0.02,
+            abs=1e-3,
         )
     assert set(client.list_collections()) == before
