@@ -274,9 +274,12 @@ def tenant_store(tmp_path_factory, real_embeddings):
     s = local_settings(
         root,
         collection="tenants",
-        # every filtered attempt is "low quality"; every candidate is evidence
+        # every filtered attempt is "low quality"; every candidate is evidence (the similarity
+        # decision: what this test checks is which tenant's documents come back, not whether
+        # the judgement finds a weak match worth showing)
         reference_threshold=0.99,
         min_evidence_similarity=0.0,
+        evidence_decision="similarity",
     )
     ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     return s
