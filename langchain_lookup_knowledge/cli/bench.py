@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from langchain_lookup_knowledge.cli.evaluate import add_measure_args, progress_flag
 from langchain_lookup_knowledge.cli.options import (
@@ -55,9 +56,20 @@ def _run_scale(args: argparse.Namespace) -> int:
     sizes = _scale_sizes(args.scale)
     if args.scale_queries < 1:
         raise LookupKnowledgeError(f"--scale-queries must be >= 1, got {args.scale_queries}")
-    report = run_scale(settings_from_args(args), sizes=sizes, queries=args.scale_queries)
+    report = run_scale(
+        settings_from_args(args),
+        sizes=sizes,
+        queries=args.scale_queries,
+        progress=None if progress_flag(args) is False else _say,
+    )
     print_output(report, args.json, format_scale)
     return EXIT_OK
+
+
+def _say(line: str) -> None:
+    """A ``bench --scale`` step on stderr as it ends (the run takes hours at a million chunks:
+    its points so far survive an interrupted run; ``--json`` keeps stdout for the report)."""
+    print(f"bench --scale: {line}", file=sys.stderr, flush=True)
 
 
 def register(sub: Subcommands) -> None:

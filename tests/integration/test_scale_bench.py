@@ -33,3 +33,20 @@ def test_scale_sizes_read_k_and_m_and_name_a_bad_one():
     assert _scale_sizes("100k, 300000,1m") == [100_000, 300_000, 1_000_000]
     with pytest.raises(LookupKnowledgeError, match="'lots'"):
         _scale_sizes("100k,lots")
+
+
+def test_scale_bench_says_each_step_on_stderr_and_keeps_stdout_json(settings, capsys):
+    """A long run's points so far survive an interruption: each is said on stderr as it ends."""
+    import json
+
+    from langchain_lookup_knowledge.cli import main
+
+    argv = ["bench", "--scale", "200", "--scale-queries", "2", "--json"]
+    argv += ["--uri", settings.milvus_uri, "--collection", settings.collection]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out.strip().splitlines()[-1])
+    assert [p["chunks"] for p in report["sizes"]] == [200]
+    steps = [line for line in err.splitlines() if line.startswith("bench --scale: ")]
+    assert any("200 chunks inserted" in line for line in steps)
+    assert any("FLAT built" in line for line in steps)
