@@ -97,11 +97,6 @@ def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> 
     """Seconds to build the dense index ``index_type`` again and load the collection."""
     client.release_collection(name)
     client.drop_index(name, "vector")
-    deadline = time.monotonic() + 120.0  # a dropped index can linger a moment
-    while "vector" in client.list_indexes(name, field_name="vector"):
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
     index = client.prepare_index_params()
     index.add_index(
         "vector",
@@ -109,8 +104,18 @@ def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> 
         metric_type="COSINE",
         params=_index_params(index_type, rows),
     )
-    start = time.perf_counter()
-    client.create_index(name, index)
+    # A dropped index lingers a moment after drop_index returns (and after list_indexes stops
+    # naming it): the new one is refused as "already exists" until it is gone.
+    deadline = time.monotonic() + 120.0
+    while True:
+        start = time.perf_counter()
+        try:
+            client.create_index(name, index)
+            break
+        except Exception as exc:
+            if "already exists" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
     client.load_collection(name)
     return time.perf_counter() - start
 

@@ -13,16 +13,18 @@ def test_scale_bench_reports_each_size_and_index_and_leaves_nothing(settings: Lo
 
     client = open_client(settings)
     before = set(client.list_collections())
-    report = run_scale(settings, sizes=[600, 300], queries=3, index_types=("FLAT", "IVF_FLAT"))
+    kinds = ("FLAT", "IVF_FLAT", "HNSW")  # each index replaces the one before it
+    report = run_scale(settings, sizes=[600, 300], queries=3, index_types=kinds)
     assert [p["chunks"] for p in report["sizes"]] == [300, 600]  # grown in order
     for point in report["sizes"]:
         assert point["peak_rss_mb"] > 0
-        for index_type in ("FLAT", "IVF_FLAT"):
+        for index_type in kinds:
             figures = point["indexes"][index_type]
             assert figures["build_s"] >= 0
             for kind in ("dense", "hybrid"):
                 assert 0 < figures[kind]["p50_ms"] <= figures[kind]["p95_ms"]
     assert "IVF_FLAT" in format_scale(report)
+    assert "HNSW" in format_scale(report)
     assert set(client.list_collections()) == before
 
 
@@ -50,3 +52,39 @@ def test_scale_bench_says_each_step_on_stderr_and_keeps_stdout_json(settings, ca
     steps = [line for line in err.splitlines() if line.startswith("bench --scale: ")]
     assert any("200 chunks inserted" in line for line in steps)
     assert any("FLAT built" in line for line in steps)
+
+
+class _LingeringIndex:
+    """An injected fault: the first ``create_index`` after a drop is refused as Milvus Lite
+    refuses it while the dropped index lingers; everything else goes to the real client."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.refusals = 1
+
+    def create_index(self, *args, **kwargs):
+        if self.refusals:
+            self.refusals -= 1
+            raise RuntimeError("index already exists for field 'vector'; call drop_index first")
+        return self.client.create_index(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_a_dropped_index_that_lingers_is_waited_for(settings: LookupSettings):
+    from langchain_lookup_knowledge.evaluation.scale import _create, _rebuild_dense_index
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    client = open_client(settings)
+    name = "scale_linger"
+    _create(client, name)
+    try:
+        client.load_collection(name)
+        lingering = _LingeringIndex(client)
+        assert _rebuild_dense_index(lingering, name, "HNSW", rows=0) >= 0
+        assert lingering.refusals == 0  # refused once, then built
+        described = client.describe_index(name, "vector")
+        assert described["index_type"] == "HNSW"
+    finally:
+        client.drop_collection(name)
