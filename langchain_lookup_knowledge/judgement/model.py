@@ -1,8 +1,8 @@
 """The judgement's model: a logistic model per group over standardized features, and thresholds.
 
 ``relevanceScore`` is the model's probability that the first block answers the question;
-``found``, ``relevanceLevel`` (and so ``completenessHint``) follow from it by
-:attr:`JudgeModel.thresholds` (``found``, ``medium``, ``high``). The shipped model
+``found``, ``relevanceLevel`` (and so ``completenessHint``) follow from it by the thresholds of
+the model that scored it (:meth:`JudgeModel.thresholds_of`: ``found``, ``medium``, ``high``). The shipped model
 (``judge_model.json``) is fitted across knowledge bases by ``lookup-knowledge judge fit``.
 
 Example:
