@@ -2,8 +2,9 @@
 
 ``relevanceScore`` is the model's probability that the first block answers the question;
 ``found``, ``relevanceLevel`` (and so ``completenessHint``) follow from it by the thresholds of
-the model that scored it (:meth:`JudgeModel.thresholds_of`: ``found``, ``medium``, ``high``). The shipped model
-(``judge_model.json``) is fitted across knowledge bases by ``lookup-knowledge judge fit``.
+the model that scored it (:meth:`JudgeModel.thresholds_of`: ``found``, ``medium``, ``high``).
+The shipped model (``judge_model.json``) is fitted across knowledge bases by
+``lookup-knowledge judge fit``.
 
 Example:
     >>> model = JudgeModel.shipped()
