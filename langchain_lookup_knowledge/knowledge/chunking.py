@@ -13,7 +13,7 @@ from functools import lru_cache
 from langchain_lookup_knowledge.core.text import is_cjk_char
 from langchain_lookup_knowledge.embeddings.window import HuggingFaceWindow, TokenWindow
 from langchain_lookup_knowledge.knowledge.documents import MAX_HEADING_CHARS, KnowledgeDocument
-from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING, is_fence
+from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING, fenced_lines
 from langchain_lookup_knowledge.knowledge.packing import pack_sections, split_span
 
 BREADCRUMB_SEPARATOR = " > "
@@ -78,7 +78,6 @@ def split_sections(body: str, title: str) -> list[Section]:
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     lines: list[str] = []
-    in_fence = False
 
     def flush() -> None:
         text = "\n".join(lines).strip("\n")
@@ -89,10 +88,8 @@ def split_sections(body: str, title: str) -> list[Section]:
             sections.append(Section(path=(title, *names), text=text))
         lines.clear()
 
-    for line in body.splitlines():
-        if is_fence(line):
-            in_fence = not in_fence
-        match = None if in_fence else MARKDOWN_HEADING.match(line)
+    for line, code in fenced_lines(body.splitlines()):
+        match = None if code else MARKDOWN_HEADING.match(line)
         if match:
             flush()
             level = len(match.group(1))

@@ -8,9 +8,11 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "MARKDOWN_HEADING",
+    "fenced_lines",
     "first_heading",
     "is_fence",
     "longest_heading",
@@ -29,6 +31,21 @@ def is_fence(line: str) -> bool:
     return line.lstrip().startswith(("```", "~~~"))
 
 
+def fenced_lines(lines: Iterable[str]) -> Iterator[tuple[str, bool]]:
+    """Each line with whether it is code: a fence line, or a line between two.
+
+    Example:
+        >>> [code for _, code in fenced_lines(["a", "```", "# x", "```", "b"])]
+        [False, True, True, True, False]
+    """
+    in_fence = False
+    for line in lines:
+        fence = is_fence(line)
+        if fence:
+            in_fence = not in_fence
+        yield line, fence or in_fence
+
+
 def strip_html_comments(body: str) -> str:
     r"""``body`` without its HTML comments (``<!-- ... -->``), which markdown never renders.
 
@@ -43,46 +60,36 @@ def strip_html_comments(body: str) -> str:
         return body
     out: list[str] = []
     prose: list[str] = []
-    in_fence = False
 
     def flush() -> None:
         if prose:
             out.append(_HTML_COMMENT.sub("", "".join(prose)))
             prose.clear()
 
-    for line in body.splitlines(keepends=True):
-        fence = is_fence(line)
-        if fence and not in_fence:
+    for line, code in fenced_lines(body.splitlines(keepends=True)):
+        if code:
             flush()
-        (out if in_fence or fence else prose).append(line)
-        if fence:
-            in_fence = not in_fence
+            out.append(line)
+        else:
+            prose.append(line)
     flush()
     return "".join(out)
 
 
 def first_heading(body: str) -> str | None:
     """The text of the first markdown heading outside code fences."""
-    in_fence = False
-    for line in body.splitlines():
-        if is_fence(line):
-            in_fence = not in_fence
-            continue
-        if not in_fence:
-            match = MARKDOWN_HEADING.match(line)
-            if match:
-                return match.group(2).strip()
+    for line, code in fenced_lines(body.splitlines()):
+        match = None if code else MARKDOWN_HEADING.match(line)
+        if match:
+            return match.group(2).strip()
     return None
 
 
 def longest_heading(body: str) -> int:
     """Length of the longest markdown heading text outside code fences (0: none)."""
-    longest, in_fence = 0, False
-    for line in body.splitlines():
-        if is_fence(line):
-            in_fence = not in_fence
-        elif not in_fence and line.startswith("#"):
-            match = MARKDOWN_HEADING.match(line)
-            if match:
-                longest = max(longest, len(match.group(2)))
+    longest = 0
+    for line, code in fenced_lines(body.splitlines()):
+        match = None if code or not line.startswith("#") else MARKDOWN_HEADING.match(line)
+        if match:
+            longest = max(longest, len(match.group(2)))
     return longest

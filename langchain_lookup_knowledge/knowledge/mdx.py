@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from langchain_lookup_knowledge.knowledge.markdown_text import is_fence
+from langchain_lookup_knowledge.knowledge.markdown_text import fenced_lines
 
 __all__ = ["strip_tab_markup"]
 
@@ -71,15 +71,13 @@ def strip_tab_markup(body: str) -> str:
     if "<Tab" not in body and "@theme/" not in body:
         return body
     lines = body.splitlines(keepends=True)
+    code = [is_code for _, is_code in fenced_lines(lines)]
     out: list[str] = []
     labels: dict[str, str] = {}
-    in_fence = False
     index = 0
     while index < len(lines):
         line = lines[index]
-        if is_fence(line):
-            in_fence = not in_fence
-        if in_fence or is_fence(line):
+        if code[index]:
             out.append(line)
             index += 1
             continue
