@@ -48,6 +48,10 @@ def test_ingest_measures_a_profile_that_info_shows(kb_settings):
     info = collection_info(kb_settings)
     assert info["profile"]["counts"] == dict(read.profile.counts)
     assert info["thresholds"] == dict(JudgeModel.shipped().thresholds)
+    # each model's own thresholds, as lookups of that model are judged
+    assert set(info["groupThresholds"]) == {"dense", "bm25"}
+    for group, thresholds in info["groupThresholds"].items():
+        assert thresholds == dict(JudgeModel.shipped().thresholds_of(group))
 
 
 def test_every_lookup_carries_its_score_and_found_follows_it(tool):
