@@ -9,6 +9,10 @@ dense search and the hybrid search (dense + BM25 fused by RRF) with the pipeline
 list depth. Peak RSS is this process's (Milvus Lite runs inside it). The collection is dropped
 at the end.
 
+A store without BM25 (a Milvus server before 2.5) refuses the BM25 field: the collection is then
+dense only, its hybrid figures are absent and the report says why (``bm25``, ``bm25_note``),
+so the dense curve of such a server is still measured.
+
 Example:
     >>> report = run_scale(LookupSettings(), sizes=[10_000], queries=20)  # doctest: +SKIP
     >>> report["sizes"][0]["indexes"]["FLAT"]["hybrid"]["p50_ms"]  # doctest: +SKIP
@@ -71,26 +75,43 @@ class _Corpus:
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def _create(client: Any, name: str) -> None:
+def _create(client: Any, name: str, *, bm25: bool = True) -> None:
+    """The throwaway collection: a dense vector, and (``bm25``) a BM25 field Milvus builds from
+    the text."""
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
-    schema.add_field("text", DataType.VARCHAR, max_length=8192, enable_analyzer=True)
+    schema.add_field("text", DataType.VARCHAR, max_length=8192, enable_analyzer=bm25)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIMENSION)
-    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(
-        Function(
-            name="bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["text"],
-            output_field_names=["sparse"],
-        )
-    )
     index = client.prepare_index_params()
     index.add_index("vector", index_type="FLAT", metric_type="COSINE")
-    index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    if bm25:
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["text"],
+                output_field_names=["sparse"],
+            )
+        )
+        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     client.create_collection(name, schema=schema, index_params=index)
+
+
+def _create_with_bm25_or_dense(client: Any, name: str) -> str | None:
+    """Create the collection with BM25, else (a store that refuses it) dense only: None, or
+    why there is no BM25."""
+    try:
+        _create(client, name)
+        return None
+    except Exception as exc:  # a Milvus server before 2.5: no BM25 function, no sparse field
+        if client.has_collection(name):
+            client.drop_collection(name)
+        why = describe_exception(exc, limit=200, with_type=False)
+        _create(client, name, bm25=False)
+        return f"this store has no BM25 ({why}); dense only"
 
 
 def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> float:
@@ -129,7 +150,9 @@ def _timed(fn: Callable[[], Any], n: int) -> dict[str, float]:
     return {"p50_ms": round(percentile(times, 50), 2), "p95_ms": round(percentile(times, 95), 2)}
 
 
-def _measure(client: Any, name: str, index_type: str, k: int, depth: int, queries: int) -> Any:
+def _measure(
+    client: Any, name: str, index_type: str, k: int, depth: int, queries: int, *, bm25: bool
+) -> Any:
     from pymilvus import AnnSearchRequest, Function, FunctionType
 
     corpus = _Corpus(seed=11)
@@ -163,9 +186,11 @@ def _measure(client: Any, name: str, index_type: str, k: int, depth: int, querie
             output_fields=["text"],
         )
 
+    kinds = {"dense": dense, "hybrid": hybrid} if bm25 else {"dense": dense}
     for _ in range(3):  # warm-up
-        dense(), hybrid()
-    return {"dense": _timed(dense, queries), "hybrid": _timed(hybrid, queries)}
+        for fn in kinds.values():
+            fn()
+    return {kind: _timed(fn, queries) for kind, fn in kinds.items()}
 
 
 def _rss_mb() -> float:
@@ -202,7 +227,11 @@ def run_scale(
         "sizes": [],
     }
     corpus = _Corpus()
-    _create(client, name)
+    no_bm25 = _create_with_bm25_or_dense(client, name)
+    report["bm25"] = no_bm25 is None
+    if no_bm25:
+        report["bm25_note"] = no_bm25
+        say(no_bm25)
     rows = 0
     try:
         for size in sorted(sizes):
@@ -230,7 +259,9 @@ def run_scale(
                     point["indexes"][index_type] = {"not_built": first}
                     say(f"{size:,}: {index_type} not built ({first[:80]})")
                     continue
-                figures = _measure(client, name, index_type, k, depth, queries)
+                figures = _measure(
+                    client, name, index_type, k, depth, queries, bm25=no_bm25 is None
+                )
                 point["indexes"][index_type] = {"build_s": round(build_s, 1), **figures}
                 say(f"{size:,}: {index_type} built in {build_s:.1f} s, {figures}")
             point["peak_rss_mb"] = _rss_mb()
@@ -244,12 +275,15 @@ def run_scale(
 
 def format_scale(report: dict[str, Any]) -> str:
     """A table of a :func:`run_scale` report."""
+    rss = "peak RSS MB" if report.get("lite", True) else "client RSS"
     lines = [
         f"scale bench on {report['uri']} (k={report['k']}, hybrid list depth "
         f"{report['hybrid_list_depth']}, {report['queries']} queries per point)",
         f"  {'chunks':>9}  {'index':<8} {'build s':>8} {'dense p50/p95 ms':>17} "
-        f"{'hybrid p50/p95 ms':>18} {'peak RSS MB':>11}",
+        f"{'hybrid p50/p95 ms':>18} {rss:>11}",
     ]
+    if not report.get("bm25", True):
+        lines.append(f"  no hybrid figures: {report.get('bm25_note', 'no BM25')}")
     for point in report["sizes"]:
         for index_type, fig in point["indexes"].items():
             if "not_built" in fig:
@@ -257,10 +291,11 @@ def format_scale(report: dict[str, Any]) -> str:
                     f"  {point['chunks']:>9,}  {index_type:<8} not built: {fig['not_built']}"
                 )
                 continue
-            d, h = fig["dense"], fig["hybrid"]
+            d, h = fig["dense"], fig.get("hybrid")
+            hybrid = f"{h['p50_ms']:>9.1f}/{h['p95_ms']:<8.1f}" if h else f"{'-':>9} {'':<8}"
             lines.append(
                 f"  {point['chunks']:>9,}  {index_type:<8} {fig['build_s']:>8.1f} "
-                f"{d['p50_ms']:>8.1f}/{d['p95_ms']:<8.1f} {h['p50_ms']:>9.1f}/{h['p95_ms']:<8.1f} "
+                f"{d['p50_ms']:>8.1f}/{d['p95_ms']:<8.1f} {hybrid} "
                 f"{point['peak_rss_mb']:>11.0f}"
             )
     return "\n".join(lines)

@@ -88,3 +88,57 @@ def test_a_dropped_index_that_lingers_is_waited_for(settings: LookupSettings):
         assert described["index_type"] == "HNSW"
     finally:
         client.drop_collection(name)
+
+
+class _NoBm25:
+    """An injected fault: a store that refuses a collection with a BM25 function, as a Milvus
+    server before 2.5 does; everything else goes to the real client."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def create_collection(self, name, *, schema, **kwargs):
+        if any(f.name == "sparse" for f in schema.fields):
+            raise RuntimeError("data type SparseFloatVector is not supported")
+        return self.client.create_collection(name, schema=schema, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_a_store_without_bm25_is_measured_dense_only_and_says_why(settings, monkeypatch):
+    from langchain_lookup_knowledge.evaluation import scale
+    from langchain_lookup_knowledge.store import connection
+
+    client = connection.open_client(settings)
+    before = set(client.list_collections())
+    monkeypatch.setattr(connection, "open_client", lambda _settings: _NoBm25(client))
+    report = scale.run_scale(settings, sizes=[200], queries=2, index_types=("FLAT", "HNSW"))
+    assert report["bm25"] is False
+    assert "SparseFloatVector is not supported" in report["bm25_note"]
+    for figures in report["sizes"][0]["indexes"].values():
+        assert 0 < figures["dense"]["p50_ms"] <= figures["dense"]["p95_ms"]
+        assert "hybrid" not in figures
+    table = scale.format_scale(report)
+    assert "no hybrid figures: this store has no BM25" in table
+    assert "HNSW" in table
+    assert set(client.list_collections()) == before
+
+
+def test_scale_bench_on_a_milvus_server_by_uri(milvus_server_uri):
+    """The real test server (Milvus 2.3, no BM25): its dense curve is measured, hybrid only
+    where the server has BM25, and the throwaway collection is dropped."""
+    from langchain_lookup_knowledge.evaluation.scale import format_scale, run_scale
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    settings = LookupSettings(milvus_uri=milvus_server_uri, record_invocations=False)
+    client = open_client(settings)
+    before = set(client.list_collections())
+    report = run_scale(settings, sizes=[300], queries=3, index_types=("FLAT", "HNSW"))
+    assert report["lite"] is False
+    for figures in report["sizes"][0]["indexes"].values():
+        assert figures["build_s"] >= 0
+        assert 0 < figures["dense"]["p50_ms"] <= figures["dense"]["p95_ms"]
+        assert ("hybrid" in figures) is report["bm25"]
+    assert "client RSS" in format_scale(report)
+    assert set(client.list_collections()) == before
