@@ -5,6 +5,9 @@ Every ``rel`` of every line must name exactly one markdown document of its knowl
 ``langchain_lookup_knowledge.evaluation.runner.stem``). A stem shared by two files of the same
 knowledge base (``_index``, ``README``) is refused: a hit on either would count.
 
+A line with an ``answer`` (the how-to sets) must find it in one of its ``rel`` documents,
+whitespace and case aside, the way ``benchmarks/howto_shown.py`` looks for it in the tool message.
+
 Out-of-scope lines (``rel: []``) carry ``kb``, ``near_miss`` and ``checked``; their ``absent`` terms
 are grepped again here (case-insensitive, every markdown file of the knowledge base, frontmatter
 included): a term that now occurs in a document fails the check.
@@ -196,6 +199,13 @@ class KnowledgeBase:
             return f"rel {rel!r} ({sources[0]}) has no text after its frontmatter"
         return None
 
+    def answers(self, answer: str, rel: list[str]) -> bool:
+        """Whether ``answer`` occurs in one of the ``rel`` documents, whitespace and case aside
+        (as ``benchmarks/howto_shown.py`` compares it with the tool message)."""
+        needle = " ".join(answer.lower().split())
+        sources = [s for r in rel for s in self.by_stem.get(stem(r), [])]
+        return bool(needle) and any(needle in " ".join(self.texts[s].split()) for s in sources)
+
     def containing(self, term: str) -> list[str]:
         needle = term.lower()
         return [source for source, text in self.texts.items() if needle in text]
@@ -294,6 +304,9 @@ def check_file(path: Path, kbs: dict[str, KnowledgeBase]) -> list[str]:
                 problem = kb.problem_with(str(r))
                 if problem:
                     problems.append(f"{where}: {problem}")
+            answer = row.get("answer")
+            if answer is not None and not kb.answers(str(answer), [str(r) for r in rel]):
+                problems.append(f"{where}: answer {answer!r} occurs in none of its rel documents")
     return problems
 
 

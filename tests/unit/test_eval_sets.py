@@ -127,3 +127,18 @@ def test_every_tuning_file_is_checked_against_the_blind_files(
         "runbooks_en_x_dev.jsonl:1: near duplicate of a question in runbooks_en_x_test.jsonl" in out
     )
     assert blind_question not in out
+
+
+def test_an_answer_missing_from_its_document_is_reported(tmp_path: Path) -> None:
+    require_shared(SHARED_DATA)
+    checker = _checker()
+    kbs = {"apisix_en": checker.KnowledgeBase(SHARED_DATA / checker.KNOWLEDGE_BASES["apisix_en"])}
+    rows = [
+        {"q": "a", "rel": ["gzip"], "answer": "comp_level"},  # in gzip.md
+        {"q": "b", "rel": ["gzip"], "answer": "Comp_Level  "},  # case and whitespace aside
+        {"q": "c", "rel": ["gzip"], "answer": "max_breaker_sec"},  # in api-breaker.md only
+    ]
+    problems = checker.check_file(_write(tmp_path / "apisix_en_howto_x.jsonl", rows), kbs)
+    assert problems == [
+        "apisix_en_howto_x.jsonl:3: answer 'max_breaker_sec' occurs in none of its rel documents"
+    ]
