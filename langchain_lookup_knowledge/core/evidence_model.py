@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from langchain_lookup_knowledge.core.vocabulary import VOCABULARY_FEATURES
 
@@ -154,7 +154,8 @@ class EvidenceSignals:
 
     def as_dict(self) -> dict[str, float | str]:
         """Rounded, for traces and evaluation reports."""
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        values = ((f.name, getattr(self, f.name)) for f in fields(self))  # scalars: no deep copy
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values}
 
 
 def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:

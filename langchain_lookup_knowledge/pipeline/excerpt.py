@@ -41,6 +41,16 @@ def line_hits(line: str, terms: Sequence[str]) -> int:
     """
     if not terms:
         return 0
+    if line.isascii():
+        # Each word key of an ASCII line is a substring of the lowercased line (a word, or the
+        # word without its plural s), and a CJK term is in no ASCII line: the terms that are
+        # not substrings cannot match, and a line holding none needs no word keys.
+        lowered = line.lower()
+        present = [t for t in terms if t in lowered]
+        if not present:
+            return 0
+        words = word_key_set(line)
+        return sum(1 for t in present if t in words)
     words = word_key_set(line)
     folded = fold(line)
     return sum(1 for t in terms if (t in words if t.isascii() else t in folded))
@@ -96,6 +106,8 @@ def focused_cut(body: str, room: int, terms: Sequence[str]) -> str | None:
     if not terms or len(lines) < 2:
         return None
     hits = [line_hits(line, terms) for line in lines]
+    if not any(hits):  # no line holds a term: the head holds as many
+        return None
     start, end, got = _best_run([len(line) for line in lines], hits, room)
     if got > 0:
         if start == 0:

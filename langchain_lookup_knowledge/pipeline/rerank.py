@@ -14,6 +14,7 @@ from langchain_lookup_knowledge.core.text import cjk_bigrams
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
 from langchain_lookup_knowledge.pipeline.rerank_score import (
     ScoredCandidate,
+    boosted_domains,
     l1_base,
     score_one,
 )
@@ -84,6 +85,7 @@ def rerank(
     stemmed = weights.term_stems > 0
     matches = [_matches(c, terms, bigrams, stemmed) for c in candidates]
     idf = pool_idf(terms, [m[1] for m in matches]) if weights.term_idf else None
+    domains = boosted_domains(l0, domain_boost=not guard)
     scored = [
         score_one(
             c,
@@ -92,7 +94,7 @@ def rerank(
             weights,
             ranks_of is None or c.attempt == ranks_of,
             superseded=guard and c.attempt != ranks_of,
-            domain_boost=not guard,
+            domains=domains,
             matches=m,
             idf=idf,
         )

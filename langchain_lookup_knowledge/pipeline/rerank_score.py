@@ -20,7 +20,7 @@ from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
 from langchain_lookup_knowledge.core.text import fold
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
 
-__all__ = ["ScoredCandidate", "l1_base", "score_one"]
+__all__ = ["ScoredCandidate", "boosted_domains", "l1_base", "score_one"]
 
 
 _FIRST_CHUNK = re.compile(r"#0$")
@@ -149,6 +149,14 @@ def _terms_detail(terms: Sequence[str]) -> str:
     return shown + (", …" if len(terms) > _MAX_TERMS_IN_DETAIL else "")
 
 
+def boosted_domains(l0: L0Match | None, domain_boost: bool = True) -> frozenset[str]:
+    """The L0 domains, folded, whose categories get the domain boost (none without
+    ``domain_boost``): read once per rerank, not once per candidate."""
+    if l0 is None or not domain_boost:
+        return frozenset()
+    return frozenset(fold(d) for d in l0.hints.domains if d.strip())
+
+
 def score_one(
     candidate: Candidate,
     terms: Sequence[str],
@@ -157,10 +165,12 @@ def score_one(
     rank_comparable: bool = True,
     *,
     superseded: bool = False,
-    domain_boost: bool = True,
+    domains: frozenset[str] = frozenset(),
     matches: tuple[list[str], list[str]],
     idf: Mapping[str, float] | None = None,
 ) -> ScoredCandidate:
+    """The candidate's base and boosts; ``domains``: the folded L0 domains whose category
+    boost it may get (:func:`boosted_domains`)."""
     label = candidate.score_label
     base, how = l1_base(
         label,
@@ -183,7 +193,6 @@ def score_one(
             if l0_kind in matched:
                 weight = getattr(weights, reason_kind)
                 boost(reason_kind, f"{l0_kind}: {_terms_detail(matched[l0_kind])}", weight)
-        domains = {fold(d) for d in l0.hints.domains if d.strip()} if domain_boost else set()
         if candidate.category.strip() and fold(candidate.category) in domains:
             boost(
                 "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match

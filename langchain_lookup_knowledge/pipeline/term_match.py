@@ -30,7 +30,14 @@ def query_terms(query: str) -> list[str]:
         >>> query_terms("Why are my Pods pending? 节点磁盘")
         ['pod', 'pending', '节点', '点磁', '磁盘']
     """
-    return list(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
+    return list(_query_terms(query))
+
+
+@lru_cache(maxsize=8)
+def _query_terms(query: str) -> tuple[str, ...]:
+    """:func:`query_terms`, made once per question: a lookup reads them in its rerank, its
+    context pack and its evidence decision."""
+    return tuple(dict.fromkeys([*word_keys(query, significant_only=True), *cjk_bigrams(query)]))
 
 
 TEXT_TERMS_CACHE_SIZE = 4096

@@ -101,4 +101,4 @@ def cosine_to(query: Sequence[float], vectors: Sequence[Sequence[float]]) -> lis
     m = np.asarray(vectors, dtype=np.float32)
     denom = np.linalg.norm(m, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
     sims = (m @ q) / np.clip(denom, 1e-12, None)
-    return [float(min(1.0, max(0.0, s))) for s in sims]
+    return [float(min(1.0, max(0.0, s))) for s in sims.tolist()]
