@@ -49,17 +49,35 @@ def _scale_sizes(text: str) -> list[int]:
     return sizes
 
 
+def _scale_indexes(text: str | None) -> tuple[str, ...]:
+    """``FLAT,HNSW`` as dense index types for ``--scale`` (None: every one); an unknown one is
+    named with the known ones."""
+    from langchain_lookup_knowledge.evaluation.scale import INDEX_TYPES
+
+    if text is None:
+        return INDEX_TYPES
+    chosen = tuple(dict.fromkeys(p.strip().upper() for p in text.split(",") if p.strip()))
+    unknown = [name for name in chosen if name not in INDEX_TYPES]
+    if unknown or not chosen:
+        named = repr(unknown[0]) if unknown else "none"
+        msg = f"--scale-indexes: unknown index type {named}; known: {', '.join(INDEX_TYPES)}"
+        raise LookupKnowledgeError(msg)
+    return chosen
+
+
 def _run_scale(args: argparse.Namespace) -> int:
     """``bench --scale``: a synthetic collection grown through the sizes, measured at each."""
     from langchain_lookup_knowledge.evaluation.scale import format_scale, run_scale
 
     sizes = _scale_sizes(args.scale)
+    index_types = _scale_indexes(args.scale_indexes)
     if args.scale_queries < 1:
         raise LookupKnowledgeError(f"--scale-queries must be >= 1, got {args.scale_queries}")
     report = run_scale(
         settings_from_args(args),
         sizes=sizes,
         queries=args.scale_queries,
+        index_types=index_types,
         progress=None if progress_flag(args) is False else _say,
     )
     print_output(report, args.json, format_scale)
@@ -89,6 +107,12 @@ def register(sub: Subcommands) -> None:
     )
     parser.add_argument(
         "--scale-queries", type=int, default=50, help="queries per size and index (--scale)"
+    )
+    parser.add_argument(
+        "--scale-indexes",
+        metavar="TYPES",
+        help="dense index types to build at each size (--scale; default FLAT,IVF_FLAT,HNSW), "
+        "e.g. FLAT,HNSW to skip the IVF builds",
     )
     add_measure_args(parser)
     parser.set_defaults(func=run)

@@ -37,21 +37,32 @@ def test_scale_sizes_read_k_and_m_and_name_a_bad_one():
         _scale_sizes("100k,lots")
 
 
+def test_scale_indexes_read_a_list_and_name_an_unknown_one():
+    from langchain_lookup_knowledge.cli.bench import _scale_indexes
+    from langchain_lookup_knowledge.errors import LookupKnowledgeError
+
+    assert _scale_indexes(None) == ("FLAT", "IVF_FLAT", "HNSW")
+    assert _scale_indexes("hnsw, FLAT,hnsw") == ("HNSW", "FLAT")
+    with pytest.raises(LookupKnowledgeError, match=r"'DISKANN'.*known: FLAT, IVF_FLAT, HNSW"):
+        _scale_indexes("FLAT,diskann")
+
+
 def test_scale_bench_says_each_step_on_stderr_and_keeps_stdout_json(settings, capsys):
     """A long run's points so far survive an interruption: each is said on stderr as it ends."""
     import json
 
     from langchain_lookup_knowledge.cli import main
 
-    argv = ["bench", "--scale", "200", "--scale-queries", "2", "--json"]
+    argv = ["bench", "--scale", "200", "--scale-queries", "2", "--scale-indexes", "HNSW", "--json"]
     argv += ["--uri", settings.milvus_uri, "--collection", settings.collection]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     report = json.loads(out.strip().splitlines()[-1])
     assert [p["chunks"] for p in report["sizes"]] == [200]
+    assert list(report["sizes"][0]["indexes"]) == ["HNSW"]  # only the index asked for
     steps = [line for line in err.splitlines() if line.startswith("bench --scale: ")]
     assert any("200 chunks inserted" in line for line in steps)
-    assert any("FLAT built" in line for line in steps)
+    assert any("HNSW built" in line for line in steps)
 
 
 class _LingeringIndex:
