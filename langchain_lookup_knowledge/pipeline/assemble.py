@@ -137,7 +137,9 @@ def assemble_result(parts: LookupParts, settings: LookupSettings) -> LookupResul
         notes=list(plan.notes) if plan is not None else [],
         sidecar=parts.sidecar,
     )
-    decision = decide_evidence(blocks, trace_query(parts), settings, parts.vocabulary)
+    decision = decide_evidence(
+        selection.matched_blocks, trace_query(parts), settings, parts.vocabulary
+    )
     found, level = decision.found, decision.level
     if decision.note:
         trace.notes.append(decision.note)

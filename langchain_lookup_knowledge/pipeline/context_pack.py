@@ -47,6 +47,7 @@ __all__ = [
     "TRUNCATION_MARKER",
     "block_header",
     "block_why",
+    "first_block_room",
     "pack_context",
 ]
 
@@ -176,20 +177,11 @@ def pack_context(
     require_at_least(0, budget_chars=budget_chars, min_content_chars=min_content_chars)
     shown = len(blocks) if shown is None else shown
     require_at_least(0, shown=shown)
-    floor = max(min_content_chars, len(_QUOTED_MARKER))
 
     candidates = blocks[:shown]
     headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
     bodies = [body(block.content) for block in candidates]
-    fixed = 0  # headers, trailing newlines and separators of the included blocks
-    floors: list[int] = []  # content room each included block needs at least
-    for head, text_body in zip(headers, bodies, strict=True):
-        need = (1 if floors else 0) + len(head) + 1
-        minimum = min(len(text_body), floor if floors else len(_QUOTED_MARKER))
-        if fixed + need + sum(floors) + minimum > budget_chars:
-            break
-        fixed += need
-        floors.append(minimum)
+    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
     included = len(floors)
 
     shares = _best_first_shares([len(b) for b in bodies[:included]], floors, budget_chars - fixed)
@@ -222,6 +214,59 @@ def pack_context(
         left_out=left_out,
         knee=knee if shown < len(blocks) else None,
     )
+
+
+def _included(
+    headers: Sequence[str], bodies: Sequence[str], budget_chars: int, min_content_chars: int
+) -> tuple[int, list[int]]:
+    """Step 1 of the policy: the characters of the included blocks' headers, trailing newlines
+    and separators, and the content floor of each included block (their count: how many are
+    included)."""
+    floor = max(min_content_chars, len(_QUOTED_MARKER))
+    fixed = 0
+    floors: list[int] = []
+    for head, text_body in zip(headers, bodies, strict=True):
+        need = (1 if floors else 0) + len(head) + 1
+        minimum = min(len(text_body), floor if floors else len(_QUOTED_MARKER))
+        if fixed + need + sum(floors) + minimum > budget_chars:
+            break
+        fixed += need
+        floors.append(minimum)
+    return fixed, floors
+
+
+def first_block_room(
+    blocks: Sequence[EvidenceBlock],
+    budget_chars: int,
+    *,
+    min_content_chars: int = DEFAULT_MIN_CONTENT_CHARS,
+    shown: int | None = None,
+    header: Callable[[int, EvidenceBlock], str] = block_header,
+    body: Callable[[str], str] = _body,
+) -> int:
+    """The most characters of document text (as shown: quoted) the first block can have in
+    :func:`pack_context` with the same arguments, the later blocks cut to their floors; 0 when
+    no block is included. Whatever the first block's content, the same blocks are included.
+
+    Example:
+        >>> blocks = [EvidenceBlock(evidence_key=f"a.md#{i}", source="a.md", title="A",
+        ...                         content="word " * 100) for i in range(2)]
+        >>> room = first_block_room(blocks, budget_chars=600)
+        >>> room
+        439
+        >>> def first(text):  # quoted, one line: "> " and the text
+        ...     return blocks[0].model_copy(update={"content": text})
+        >>> pack_context([first("w" * (room - 2)), blocks[1]], 600).blocks[0].truncated
+        False
+        >>> pack_context([first("w" * (room - 1)), blocks[1]], 600).blocks[0].truncated
+        True
+    """
+    shown = len(blocks) if shown is None else shown
+    candidates = blocks[:shown]
+    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
+    bodies = [body(block.content) for block in candidates]
+    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    return max(0, budget_chars - fixed - sum(floors[1:])) if floors else 0
 
 
 def _packed(rank: int, block: EvidenceBlock, shown_chars: int, cut: bool) -> PackedBlock:

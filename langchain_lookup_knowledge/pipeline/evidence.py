@@ -13,7 +13,10 @@ Order of the steps (each one counted in :class:`EvidenceSelection`):
    and BM25-only blocks (``kind="sparse"``: BM25 alone, e.g. a Chinese question the English-only
    embedder cannot read) that contain none of the question's significant terms: BM25 found them
    through a stopword or particle alone (``的``), and the dense similarity cannot vouch for them.
-3. Keep at most ``per_document_cap`` blocks per source, in rank order.
+3. Keep at most ``per_document_cap`` blocks per source, in rank order. The candidates the cap
+   leaves out of a document that keeps a block stay in :attr:`EvidenceSelection.also_matched`
+   (best first): they are no blocks of their own, but small-to-big (:mod:`.expand`) may show
+   them inside their document's block.
 4. Keep the first ``top_k``.
 """
 
@@ -53,6 +56,10 @@ class EvidenceSelection:
         dropped_by_top_k: Blocks beyond ``top_k``.
         dropped_without_query_terms: BM25-only blocks with none of the question's terms.
         contributing_attempts: The attempts whose candidates became blocks, in block order.
+        also_matched: Candidates the per-document cap left out of a document that has a block,
+            best first, as blocks (score, content, breadcrumb), none of them in ``blocks``.
+        matched_first: The first block as retrieval matched it, when small-to-big
+            (:mod:`.expand`) grew its content; None otherwise.
     """
 
     blocks: list[EvidenceBlock] = field(default_factory=list)
@@ -65,6 +72,16 @@ class EvidenceSelection:
     dropped_by_top_k: int = 0
     dropped_without_query_terms: int = 0
     contributing_attempts: list[str] = field(default_factory=list)
+    also_matched: list[EvidenceBlock] = field(default_factory=list)
+    matched_first: EvidenceBlock | None = None
+
+    @property
+    def matched_blocks(self) -> list[EvidenceBlock]:
+        """The blocks with the content retrieval matched: what the evidence decision reads
+        (what small-to-big grew is for the model to read, not a stronger match)."""
+        if self.matched_first is None or not self.blocks:
+            return self.blocks
+        return [self.matched_first, *self.blocks[1:]]
 
     def counts(self) -> dict[str, int]:
         """The step counts, for ``retrieval_details`` and the retrieval trace."""
@@ -155,31 +172,36 @@ def build_evidence_blocks(
     usable = [(best, reasons) for best, reasons in similar if _has_lexical_support(best, reasons)]
     per_source: dict[str, int] = defaultdict(int)
     capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
+    over_cap: list[tuple[ScoredCandidate, list[HitReason]]] = []
     for best, reasons in usable:
         source = best.candidate.source
         if per_source[source] < per_document_cap:
             per_source[source] += 1
             capped.append((best, reasons))
+        else:
+            over_cap.append((best, reasons))
     kept = capped[:top_k]
+
+    def block_of(best: ScoredCandidate, reasons: list[HitReason]) -> EvidenceBlock:
+        c = best.candidate
+        return EvidenceBlock(
+            evidence_key=c.evidence_key,
+            source=c.source,
+            title=c.title,
+            breadcrumb=c.breadcrumb,
+            category=c.category,
+            retrieval_layer=_layer(reasons, l0_participated),
+            content=c.content,
+            score=best.final,
+            score_label=c.score_label,
+            hit_reasons=reasons,
+        )
 
     blocks: list[EvidenceBlock] = []
     trace: list[RerankEntry] = []
     for rank, (best, reasons) in enumerate(kept, start=1):
         c = best.candidate
-        blocks.append(
-            EvidenceBlock(
-                evidence_key=c.evidence_key,
-                source=c.source,
-                title=c.title,
-                breadcrumb=c.breadcrumb,
-                category=c.category,
-                retrieval_layer=_layer(reasons, l0_participated),
-                content=c.content,
-                score=best.final,
-                score_label=c.score_label,
-                hit_reasons=reasons,
-            )
-        )
+        blocks.append(block_of(best, reasons))
         trace.append(
             RerankEntry(
                 rank=rank,
@@ -190,6 +212,7 @@ def build_evidence_blocks(
                 boosts=[r for r in reasons if r.kind != L1_REASON],
             )
         )
+    shown = {block.source for block in blocks}
     return EvidenceSelection(
         blocks=blocks,
         candidate_count=len(scored),
@@ -201,4 +224,5 @@ def build_evidence_blocks(
         rerank_trace=trace,
         dropped_by_top_k=len(capped) - len(kept),
         contributing_attempts=list(dict.fromkeys(b.candidate.attempt for b, _ in kept)),
+        also_matched=[block_of(b, r) for b, r in over_cap if b.candidate.source in shown],
     )

@@ -1,17 +1,39 @@
-"""Small-to-big: the best block grows to its neighbours in the same section.
+"""Small-to-big: the best block grows to more of its document.
 
-Retrieval matches small chunks (they fit the embedder's window); a how-to answer often sits in
-the chunk after the one that matched (the step's description matches, its config follows). The
-first evidence block therefore reads its section around the match: the chunks before and after
-it in the same document under the same top heading (:func:`section_of`), fetched from the store
-by evidence key (``<source>#<ordinal>``, one primary-key query per lookup), joined without the
-sentences that overlapping chunks repeat, up to ``section_expand_chars`` characters (opt-in:
-0 by default); a chunk another block shows is not repeated. The block keeps its
-identity, score and reasons; only its content grows. A failed fetch leaves the block as it was.
+Retrieval matches small chunks (they fit the embedder's window); a how-to answer often sits
+elsewhere in the document than the chunk that matched best: in the chunk after it (the step's
+description matches, its config follows), or in another chunk the search also found (the
+attribute table under the examples) that the per-document cap kept from being a block of its own.
+The first evidence block therefore grows (opt-in: ``section_expand_chars``, 0 by default), up to
+that many characters as the model reads them (quoted lines) and never past what the context pack
+can show of it (the budget less the other shown blocks' headers and content floors:
+:func:`.knee.agent_first_block_room`, so the pack never cuts what was grown), in this order:
+
+1. its document's other matches (:attr:`.EvidenceSelection.also_matched`, best first) whose score
+   is at least ``min_share`` of the block's (the relevance knee: what is shown as a block of its
+   own must score that much too);
+2. the chunks before and after the matched one in the same document under the same top heading
+   (:func:`section_of`), nearest first, the next one before the previous one, fetched from the
+   store by evidence key (``<source>#<ordinal>``, one primary-key query per lookup).
+
+The parts are shown in document order; adjacent chunks are joined without the sentences that
+overlapping chunks repeat, and a ``…[truncated]`` line stands for the document text between
+parts that are not adjacent. A chunk another block shows is not repeated. The block keeps its
+identity, score and reasons; only its content grows. The evidence decision still reads the
+matched chunk (:attr:`.EvidenceSelection.matched_blocks`): more text to read is no stronger
+match. A failed fetch leaves the neighbours out.
 
 Example:
     >>> join_chunks("Set the key. Then restart.", "Then restart. Check the log.")
     'Set the key. Then restart. Check the log.'
+    >>> print(compose({4: "the attribute table", 1: "the example", 2: "its config"}))
+    the example
+    <BLANKLINE>
+    its config
+    <BLANKLINE>
+    …[truncated]
+    <BLANKLINE>
+    the attribute table
 """
 
 from __future__ import annotations
@@ -25,6 +47,10 @@ from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.chunking import BREADCRUMB_SEPARATOR
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.pipeline.excerpt import MARKER
+from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
+from langchain_lookup_knowledge.pipeline.message import quote_text
+from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import chunk_ordinal, source_of_chunk_key
 
 log = logging.getLogger(__name__)
@@ -89,14 +115,37 @@ def join_chunks(first: str, second: str) -> str:
     return f"{a}\n\n{b}"
 
 
-def grow(block: EvidenceBlock, neighbours: Mapping[int, Neighbour], limit: int) -> str:
-    """The block's content grown to neighbours of its section, next first, within ``limit``."""
-    parsed = split_key(block.evidence_key)
-    text = block.content
-    if parsed is None or len(text) >= limit:
-        return text
-    low = high = parsed[1]
-    section = section_of(block.breadcrumb)
+def shown_size(text: str) -> int:
+    """Characters of ``text`` as the model reads it (every line quoted)."""
+    return len(quote_text(text))
+
+
+def compose(parts: Mapping[int, str]) -> str:
+    """Chunks by ordinal as one text, in document order: adjacent chunks joined
+    (:func:`join_chunks`), a ``…[truncated]`` line between chunks that are not adjacent."""
+    text, last = "", None
+    for ordinal in sorted(parts):
+        chunk = parts[ordinal]
+        if last is None:
+            text = chunk
+        elif ordinal == last + 1:
+            text = join_chunks(text, chunk)
+        else:
+            text = f"{text.rstrip()}\n\n{MARKER}\n\n{chunk.lstrip()}"
+        last = ordinal
+    return text
+
+
+def _grow_parts(
+    parts: dict[int, str],
+    start: int,
+    section: tuple[str, ...],
+    neighbours: Mapping[int, Neighbour],
+    limit: int,
+) -> dict[int, str]:
+    """``parts`` grown by the neighbours of ``start`` in ``section``, nearest first, next first,
+    while the whole fits ``limit``; a side stops at the first chunk it cannot take."""
+    low = high = start
     open_sides = {1, -1}
     while open_sides:
         for side in (1, -1):
@@ -107,39 +156,87 @@ def grow(block: EvidenceBlock, neighbours: Mapping[int, Neighbour], limit: int) 
             if neighbour is None or section_of(neighbour.breadcrumb) != section:
                 open_sides.discard(side)
                 continue
-            pair = (text, neighbour.text) if side == 1 else (neighbour.text, text)
-            merged = join_chunks(*pair)
-            if len(merged) > limit:
-                open_sides.discard(side)
-                continue
-            text = merged
+            if ordinal not in parts:
+                grown = {**parts, ordinal: neighbour.text}
+                if shown_size(compose(grown)) > limit:
+                    open_sides.discard(side)
+                    continue
+                parts = grown
             if side == 1:
                 high = ordinal
             else:
                 low = ordinal
-    return text
+    return parts
 
 
-def expand_selection(selection: EvidenceSelection, fetch: Fetch, limit: int) -> EvidenceSelection:
-    """The selection with its first block grown to its section (see the module docstring)."""
+def grow(block: EvidenceBlock, neighbours: Mapping[int, Neighbour], limit: int) -> str:
+    """The block's content grown to neighbours of its section, next first, within ``limit``."""
+    parsed = split_key(block.evidence_key)
+    if parsed is None or shown_size(block.content) >= limit:
+        return block.content
+    parts = {parsed[1]: block.content}
+    return compose(_grow_parts(parts, parsed[1], section_of(block.breadcrumb), neighbours, limit))
+
+
+def _with_other_matches(
+    best: EvidenceBlock, others: Sequence[EvidenceBlock], min_score: float, limit: int
+) -> dict[int, str]:
+    """The best block's chunk and its document's other matches (best first, at least
+    ``min_score``) that fit ``limit``, by ordinal."""
+    parsed = split_key(best.evidence_key)
+    if parsed is None:
+        return {}
+    parts = {parsed[1]: best.content}
+    for other in others:
+        key = split_key(other.evidence_key)
+        if key is None or key[0] != parsed[0] or key[1] in parts or other.score < min_score:
+            continue
+        grown = {**parts, key[1]: other.content}
+        if shown_size(compose(grown)) <= limit:
+            parts = grown
+    return parts
+
+
+def expand_selection(
+    selection: EvidenceSelection, fetch: Fetch, limit: int, *, min_share: float = 0.0
+) -> EvidenceSelection:
+    """The selection with its first block grown (see the module docstring); ``min_share``: the
+    share of the block's score another match of its document needs to be shown in it."""
     if limit <= 0 or not selection.blocks:
         return selection
     best = selection.blocks[0]
+    parsed = split_key(best.evidence_key)
+    if parsed is None or shown_size(best.content) >= limit:
+        return selection
+    parts = _with_other_matches(best, selection.also_matched, min_share * best.score, limit)
     keys = neighbour_keys(best.evidence_key)
-    if not keys or len(best.content) >= limit:
-        return selection
-    try:
-        rows = fetch(keys)
-    except Exception as exc:  # the block as it was: growing is a nicety, never a failure
-        log.warning("small-to-big: neighbours of %s not read: %s", best.evidence_key, exc)
-        return selection
-    shown = {b.evidence_key for b in selection.blocks[1:]}  # already shown: not twice
-    by_ordinal = {n.ordinal: n for k, n in rows.items() if k not in shown}
-    content = grow(best, by_ordinal, limit)
+    if shown_size(compose(parts)) < limit and keys:
+        try:
+            rows = fetch(keys)
+        except Exception as exc:  # growing is a nicety, never a failure: no neighbours then
+            log.warning("small-to-big: neighbours of %s not read: %s", best.evidence_key, exc)
+            rows = {}
+        shown = {b.evidence_key for b in selection.blocks[1:]}  # already shown: not twice
+        by_ordinal = {n.ordinal: n for k, n in rows.items() if k not in shown}
+        parts = _grow_parts(parts, parsed[1], section_of(best.breadcrumb), by_ordinal, limit)
+    content = compose(parts)
     if content == best.content:
         return selection
     grown = best.model_copy(update={"content": content})
-    return replace(selection, blocks=[grown, *selection.blocks[1:]])
+    return replace(selection, blocks=[grown, *selection.blocks[1:]], matched_first=best)
+
+
+def expand_for_agent(
+    selection: EvidenceSelection, fetch: Fetch, settings: LookupSettings
+) -> EvidenceSelection:
+    """:func:`expand_selection` with the lookup's settings: up to ``section_expand_chars``, never
+    past the room the context pack has for the first block, other matches down to the
+    relevance knee."""
+    if settings.section_expand_chars <= 0 or not selection.blocks:
+        return selection
+    room = agent_first_block_room(selection.blocks, settings)
+    limit = min(settings.section_expand_chars, room)
+    return expand_selection(selection, fetch, limit, min_share=settings.relevance_knee)
 
 
 def store_fetch(client: Any, layout: Any, timeout: float | None) -> Fetch:

@@ -22,11 +22,11 @@ import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock
-from langchain_lookup_knowledge.pipeline.context_pack import pack_context
+from langchain_lookup_knowledge.pipeline.context_pack import first_block_room, pack_context
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["knee_count", "knee_score", "pack_agent_context"]
+__all__ = ["agent_first_block_room", "knee_count", "knee_score", "pack_agent_context"]
 
 
 def knee_score(scores: Sequence[float], ratio: float) -> float | None:
@@ -65,4 +65,15 @@ def pack_agent_context(
         shown=knee_count(scores, settings.relevance_knee),
         knee=knee_score(scores, settings.relevance_knee),
         focus_terms=query_terms(query),
+    )
+
+
+def agent_first_block_room(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> int:
+    """The most document text (quoted, as shown) :func:`pack_agent_context` can give the first
+    block: the budget less the shown blocks' headers and the later blocks' content floors."""
+    scores = [b.score for b in blocks]
+    return first_block_room(
+        blocks,
+        settings.context_budget_chars,
+        shown=knee_count(scores, settings.relevance_knee),
     )

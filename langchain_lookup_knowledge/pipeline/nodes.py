@@ -36,7 +36,7 @@ from langchain_lookup_knowledge.pipeline.attempts import (
 )
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
-from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_selection, store_fetch
+from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_for_agent, store_fetch
 from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
 from langchain_lookup_knowledge.pipeline.record_step import final_output, record_call
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
@@ -193,7 +193,7 @@ class LookupNodes:
         update: Update = {}
         if selection is not None and selection.blocks and self.settings.section_expand_chars:
             start = time.perf_counter()
-            selection = expand_selection(selection, self._fetch, self.settings.section_expand_chars)
+            selection = expand_for_agent(selection, self._fetch, self.settings)
             update = {"selection": selection, "timings_ms": {"expand": ms_since(start)}}
         blocks = selection.blocks if selection is not None else []
         pack = pack_agent_context(blocks, self.settings, state.get("query", ""))

@@ -43,9 +43,13 @@ class RerankSettings(BaseModel):
         default=0,
         ge=0,
         le=20_000,
-        description="Small-to-big: the best block grows to the chunks around it in its section "
-        "(same document and top heading, read from the store by evidence key), up to this many "
-        "characters; 0 (the default) shows the matched chunk alone.",
+        description="Small-to-big: the best block grows to more of its document, up to this many "
+        "characters as the model reads them and never past the room the context budget leaves "
+        "it beside the other shown blocks' headers and floors: first the document's other "
+        "matches the per-document cap kept from being blocks (scoring at least "
+        "``relevance_knee`` of it), then the chunks around it in its section (same document and "
+        "top heading, read from the store by evidence key). 0 (the default) shows the matched "
+        "chunk alone.",
     )
 
     @field_validator("rerank_weights")

@@ -85,6 +85,17 @@ def test_per_document_cap_limits_blocks_of_one_source() -> None:
         "k8s/disk.md#1",
     ]
     assert selection.dropped_by_cap == 2
+    # the two the cap left out stay beside the blocks, best first, for small-to-big
+    assert [b.evidence_key for b in selection.also_matched] == ["k8s/node.md#3", "k8s/node.md#4"]
+    assert selection.also_matched[0].score > selection.also_matched[1].score
+
+
+def test_also_matched_holds_only_documents_that_have_a_block() -> None:
+    hits = [candidate("a.md#1", 0.9), candidate("a.md#2", 0.85)]
+    hits += [candidate("b.md#1", 0.8), candidate("b.md#2", 0.75)]
+    selection = select(rerank(hits, "q", None), per_document_cap=1, top_k=1)
+    assert [b.evidence_key for b in selection.blocks] == ["a.md#1"]
+    assert [b.evidence_key for b in selection.also_matched] == ["a.md#2"]  # b.md is not shown
 
 
 def test_low_similarity_candidates_are_not_evidence() -> None:
