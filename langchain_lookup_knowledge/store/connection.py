@@ -35,6 +35,18 @@ _CLIENTS: dict[tuple[str, str, str], MilvusClient] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
+LITE_GRPC_OPTIONS = {
+    "grpc.keepalive_time_ms": 2**31 - 1,
+    "grpc.keepalive_permit_without_calls": 0,
+}
+"""gRPC channel options of a Milvus Lite connection: no keepalive pings. Milvus Lite serves on
+127.0.0.1 inside this process, where a keepalive has nothing to keep; pymilvus pings every 10 s
+even on an idle channel, Lite's server allows one ping in 5 minutes and answers repeated ones
+with GOAWAY (too_many_pings), and a client created on the same file after the channel idled
+for a minute (a ``langchain_milvus.Milvus``, the bare wirings of ``eval`` and ``bench``) cannot
+connect through the refused channel."""
+
+
 def connection_args(settings: LookupSettings) -> dict[str, Any]:
     """The ``uri``, ``token``, ``db_name`` and ``timeout`` pymilvus / langchain-milvus take."""
     # ``http://user:password@host`` becomes the URI without them plus the token
@@ -48,6 +60,8 @@ def connection_args(settings: LookupSettings) -> dict[str, Any]:
         args["token"] = f"{user}:{password}" if password is not None else user
     if settings.milvus_db_name:
         args["db_name"] = settings.milvus_db_name
+    if settings.is_milvus_lite:
+        args["grpc_options"] = dict(LITE_GRPC_OPTIONS)
     return args
 
 

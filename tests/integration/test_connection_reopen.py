@@ -57,3 +57,33 @@ def test_our_own_lite_server_not_answering_is_not_called_another_process(
     assert "another process" not in message
     assert "did not answer" in message
     assert "GOAWAY" in message
+
+
+def test_a_lite_channel_sends_no_keepalive_pings_and_a_server_channel_keeps_pymilvus_own(
+    settings,
+):
+    """Milvus Lite's local server answers repeated keepalive pings with GOAWAY (too_many_pings),
+    which breaks a client opened on the same file once a long call or an idle minute lets the
+    pings pile up; a server keeps pymilvus's keepalive (it crosses networks)."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding  # FAKE: no ranking read
+    from langchain_milvus import Milvus
+
+    from langchain_lookup_knowledge.store.connection import connection_args
+
+    lite = connection_args(settings)["grpc_options"]
+    assert lite["grpc.keepalive_permit_without_calls"] == 0
+    assert lite["grpc.keepalive_time_ms"] == 2**31 - 1  # never, in gRPC's int milliseconds
+    assert "grpc_options" not in connection_args(
+        LookupSettings(milvus_uri="http://127.0.0.1:19530")
+    )
+    client = open_client(settings)
+    assert client._handler._grpc_options == lite  # the channel is made with them
+    store = Milvus(  # a langchain-milvus store on the same file, as eval's bare wirings open it
+        embedding_function=DeterministicFakeEmbedding(size=8),
+        connection_args=connection_args(settings),
+        collection_name="pings",
+        auto_id=True,
+    )
+    store.add_texts(["disk full", "pod crash"])
+    assert store._milvus_client._handler._grpc_options == lite
+    assert len(store.similarity_search("disk", k=1)) == 1
