@@ -230,6 +230,7 @@ def run_ingest(
                 progress,
                 chunking=signature,
                 known=known,
+                stored=stored,
                 scope=scope,
             )
         finally:
@@ -257,12 +258,16 @@ def run_ingest(
     # The KB vocabulary (the evidence decision's): recounted from the stored chunks whenever
     # they changed, and added to a collection ingested before vocabularies.
     changed_rows = report.indexed or report.pruned or report.stale_chunks_deleted
-    if changed_rows or report.repaired or not vocabulary_is_current(client, settings):
-        rebuild_vocabulary(client, settings, layout)
+    force = bool(changed_rows or report.repaired)
+    # The chunk keys now stored, read once for both (the vocabulary's document counts, the
+    # profile's documents) when the chunks changed.
+    keys = stored_chunk_keys(client, layout.name, layout.id_field) if force else None
+    if force or not vocabulary_is_current(client, settings):
+        rebuild_vocabulary(client, settings, layout, keys)
     # The KB profile (the judgement's): measured again whenever the vocabulary changed.
     # The ingest's own embedder: a second model loaded for the profile would double its memory.
     report.profile_seconds, report.profile_error = refresh_profile(
-        client, settings, embedder, force=bool(changed_rows or report.repaired)
+        client, settings, embedder, force=force, keys=keys
     )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started

@@ -2,7 +2,7 @@
 
 Example:
     >>> write_documents(client, settings, layout, "kb_catalog", planned, embedder, report, progress,
-    ...     chunking="v6/1000/150", known={}, scope=None)  # doctest: +SKIP
+    ...     chunking="v6/1000/150", known={}, stored={}, scope=None)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langchain_lookup_knowledge.core.filters import and_exprs, condition
 from langchain_lookup_knowledge.core.memory import release_free_memory
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.embeddings.window import window_of
@@ -42,9 +41,15 @@ from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
 )
 
-__all__ = ["FolderScope", "embed_by_length", "write_documents"]
+__all__ = ["LITE_FLUSH_ROWS", "FolderScope", "embed_by_length", "write_documents"]
 
 logger = logging.getLogger(__name__)
+
+LITE_FLUSH_ROWS = 2048
+"""Rows written between two flushes of a Milvus Lite collection. Lite keeps what was written
+since its last flush in a buffer of up to 128 MB that every read of the collection (a row count,
+an index description, a query) and the flush itself turn into Python objects, about 20 KB a row
+of 384 dimensions: a flush every few thousand rows keeps that transient small."""
 
 
 def _chunk_rows(
@@ -154,6 +159,7 @@ def write_documents(
     *,
     chunking: str,
     known: dict[str, CatalogEntry],
+    stored: Mapping[str, set[str]],
     scope: FolderScope | None,
 ) -> None:
     """Embed and write documents in groups; a group's catalog entries are written last.
@@ -161,9 +167,11 @@ def write_documents(
     Before a known document's chunks change, its catalog entry loses its content hash (the
     mark): a run killed in between re-processes it, whatever the file then holds. A document
     whose rows Milvus would refuse is skipped by name before the upsert; a batch that fails
-    is retried document by document, so one document costs only itself.
+    is retried document by document, so one document costs only itself. A Milvus Lite
+    collection is flushed every :data:`LITE_FLUSH_ROWS` rows and at the end.
 
-    ``chunking``: the chunking signature recorded in each catalog entry.
+    ``chunking``: the chunking signature recorded in each catalog entry. ``stored``: the chunk
+    keys the collection held when the run began, by source (the stale ones are deleted).
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
@@ -171,8 +179,11 @@ def write_documents(
     root = scope.root if scope is not None else ""
     namespace = scope.namespace if scope is not None else ""
 
+    lite = settings.is_milvus_lite
+    unflushed = 0  # rows written since the last flush
+
     def flush_group() -> None:
-        nonlocal group_chunks
+        nonlocal group_chunks, unflushed
         if not group:
             return
         texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
@@ -200,16 +211,18 @@ def write_documents(
         if marks:  # the mark: these documents are being rewritten
             upsert_entries(client, catalog_name, marks)
         written = _upsert_isolated(client, settings, layout, rows_of, report)
-        # Always: a killed earlier run may have left chunks the catalog does not know of. One
-        # delete per group, not per document (each delete scans the collection); a key names
-        # its own source, so the group's kept keys select exactly.
-        if written:
-            keep = [c.evidence_key for _, chunks, _ in written for c in chunks]
-            stale = and_exprs(
-                condition(layout.source_ref(), [doc.source for doc, _, _ in written]),
-                f"not ({condition(layout.id_field, keep)})",
-            )
-            report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, filter=stale))
+        # The stored chunks a written document no longer has, also those a killed earlier run
+        # left that the catalog does not know of: ``stored`` is what the collection held when
+        # this run began, and only this run writes to it since. Deleted by key, one delete per
+        # group: a delete by filter scans the whole collection (Milvus Lite copies every row
+        # it holds in memory to do so, a transient that grows with the collection).
+        stale = [
+            key
+            for doc, chunks, _ in written
+            for key in sorted(stored.get(doc.source, set()) - {c.evidence_key for c in chunks})
+        ]
+        if stale:
+            report.stale_chunks_deleted += _deleted_count(client.delete(layout.name, ids=stale))
         entries = []
         for doc, chunks, _ in written:
             entry = CatalogEntry.from_document(
@@ -223,7 +236,15 @@ def write_documents(
             progress.advance(doc.source)
         group.clear()
         group_chunks = 0
+        unflushed += sum(len(rows) for _, _, rows in written)
+        if lite and unflushed >= LITE_FLUSH_ROWS:
+            flush()
         release_free_memory()  # the group's texts, vectors and messages: peak stays one group
+
+    def flush() -> None:
+        nonlocal unflushed
+        client.flush(layout.name)
+        unflushed = 0
 
     for item in planned:
         if isinstance(item, SkippedFile):  # unreadable since the survey read it
@@ -235,6 +256,8 @@ def write_documents(
         if group_chunks >= settings.insert_batch_size:
             flush_group()
     flush_group()
+    if lite and unflushed:  # what follows reads the collection: nothing left in the buffer
+        flush()
 
 
 _Written = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]]

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from langchain_lookup_knowledge.core.models import EvidenceBlock
+    from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings
     from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = ["block_row", "lookup_rows", "measure_profile", "refresh_profile"]
@@ -58,6 +59,7 @@ def measure_profile(
     embeddings: Embeddings | None = None,
     pseudo: int = PSEUDO_QUESTIONS,
     probes: int = PROBES,
+    keys: Mapping[str, set[str]] | None = None,
 ) -> KbProfile:
     """Search the profiling questions in the collection of ``settings`` and make its profile.
 
@@ -66,19 +68,21 @@ def measure_profile(
     BM25 search (the others, on a Chinese collection), the questions embedded in one batch: a
     fraction of an ingest's time. A candidate below ``min_evidence_similarity`` is no block,
     as in a lookup.
+
+    ``keys``: the stored chunk keys by source when the caller has just read them
+    (:func:`~.store.catalog_store.stored_chunk_keys`); read here otherwise.
     """
-    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.store.catalog_store import stored_chunk_keys
     from langchain_lookup_knowledge.store.chunk_texts import iter_texts_by_source
 
-    runtime = LookupRuntime(settings, embeddings=embeddings)
-    client, layout = runtime.client, runtime.layout
+    client, layout, embedder = _opened(settings, embeddings)
     # The documents in question order, a batch read at a time and only until enough questions.
-    keys = stored_chunk_keys(client, layout.name, layout.id_field)
+    if keys is None:
+        keys = stored_chunk_keys(client, layout.name, layout.id_field)
     documents = iter_texts_by_source(client, layout, keys, source_order(keys))
     questions = profile_questions(documents=documents, pseudo=pseudo, probes=probes)
-    runtime.embeddings.prime([q["q"] for q in questions])  # one batch, not one call each
-    vectors = [runtime.embeddings.embed_query(q["q"]) for q in questions]
+    embedder.prime([q["q"] for q in questions])  # one batch, not one call each
+    vectors = [embedder.embed_query(q["q"]) for q in questions]
     rows: list[dict[str, Any]] = []
     searches = _searches(settings, layout, questions)
     for family in ("hybrid", "sparse"):
@@ -105,6 +109,34 @@ def measure_profile(
     for i in searches.get("", []):
         rows.append(questions[i] | {"signals": None, "blocks": [], "readable": False})
     return profile_from_rows(rows)
+
+
+def _opened(
+    settings: LookupSettings, embeddings: Embeddings | None
+) -> tuple[Any, Any, CachedQueryEmbeddings]:
+    """The client, the chunk collection as a lookup opens it (checked against the embedder)
+    and the embedder behind its query cache. Not a lookup runtime: its warm-up search of the
+    BM25 field would build that index in memory (on Milvus Lite, 160 MB for 20,000 chunks)
+    for profiling questions that may never search it."""
+    from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+    from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
+    from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.describe import describe_chunk_collection
+
+    if embeddings is None:
+        embedder = build_embeddings(settings)
+    elif isinstance(embeddings, CachedQueryEmbeddings):
+        embedder = embeddings
+    else:
+        embedder = CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+    client = open_client(settings)
+    probe = embedder.embed_query(PROBE_TEXT)  # the dimension, and which model
+    identity = EmbedderIdentity.of(embedder, probe)
+    return (
+        client,
+        describe_chunk_collection(client, settings, len(probe), embedder=identity),
+        embedder,
+    )
 
 
 def _terms(text: str) -> int:
@@ -201,11 +233,17 @@ def _search(
 
 
 def refresh_profile(
-    client: Any, settings: LookupSettings, embeddings: Embeddings | None, *, force: bool
+    client: Any,
+    settings: LookupSettings,
+    embeddings: Embeddings | None,
+    *,
+    force: bool,
+    keys: Mapping[str, set[str]] | None = None,
 ) -> tuple[float | None, str | None]:
     """Measure and store the profile when ``force`` (the chunks changed) or when none current
     is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
     when it could not be measured (the ingest itself stands: lookups use a typical profile).
+    ``keys``: the stored chunk keys by source, when the caller has read them.
     """
     import logging
     import time
@@ -216,7 +254,7 @@ def refresh_profile(
         return None, None
     started = time.perf_counter()
     try:
-        profile = measure_profile(settings, embeddings=embeddings)
+        profile = measure_profile(settings, embeddings=embeddings, keys=keys)
         seconds = time.perf_counter() - started
         write_profile(client, settings, profile, seconds)
     except Exception as exc:  # a profile never fails an ingest that wrote its chunks

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,9 +152,15 @@ def vocabulary_is_current(client: MilvusClient, settings: LookupSettings) -> boo
 
 
 def rebuild_vocabulary(
-    client: MilvusClient, settings: LookupSettings, layout: CollectionLayout
+    client: MilvusClient,
+    settings: LookupSettings,
+    layout: CollectionLayout,
+    keys: Mapping[str, set[str]] | None = None,
 ) -> KbVocabulary:
     """Count the vocabulary of the chunks stored in ``layout`` and write it (a new generation).
+
+    ``keys``: the stored chunk keys by source when the caller has just read them
+    (:func:`~.catalog_store.stored_chunk_keys`); read here otherwise.
 
     Example:
         >>> rebuild_vocabulary(client, settings, layout).documents  # doctest: +SKIP
@@ -162,10 +168,9 @@ def rebuild_vocabulary(
     """
     # Each document counted once its last chunk has streamed past: the fold holds the terms
     # of the documents still being read, not of all of them.
-    chunks_per_source = {
-        source: len(chunk_keys)
-        for source, chunk_keys in stored_chunk_keys(client, layout.name, layout.id_field).items()
-    }
+    if keys is None:
+        keys = stored_chunk_keys(client, layout.name, layout.id_field)
+    chunks_per_source = {source: len(chunk_keys) for source, chunk_keys in keys.items()}
     vocabulary = KbVocabulary.build(iter_stored_texts(client, layout), chunks_per_source)
     name = vocabulary_collection(settings)
     _ensure_collection(client, settings, name)
