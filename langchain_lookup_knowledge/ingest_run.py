@@ -57,7 +57,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
-from langchain_lookup_knowledge.profiling import refresh_profile
+from langchain_lookup_knowledge.profiling import refresh_profile, start_probes
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
@@ -200,6 +200,7 @@ def run_ingest(
         report.warnings.extend(found.warnings)
         scope.present.update(found.present)
     changed = found.changed
+    probes = None
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
@@ -218,6 +219,9 @@ def run_ingest(
         progress = IngestProgress(
             len(changed), found.chunk_total, enabled, options.on_progress, options.on_chunk_progress
         )
+        # The profile measured after the write embeds the same off-topic probes whatever the
+        # knowledge base: embedded now, beside the chunks.
+        probes = start_probes(settings, embedder) if changed else None
         try:
             write_documents(
                 client,
@@ -233,6 +237,10 @@ def run_ingest(
                 stored=stored,
                 scope=scope,
             )
+        except BaseException:
+            if probes is not None:
+                probes.cancel()  # not started yet: never; running: it ends on its own
+            raise
         finally:
             progress.close()
     else:
@@ -267,7 +275,7 @@ def run_ingest(
     # The KB profile (the judgement's): measured again whenever the vocabulary changed.
     # The ingest's own embedder: a second model loaded for the profile would double its memory.
     report.profile_seconds, report.profile_error = refresh_profile(
-        client, settings, embedder, force=force, keys=keys
+        client, settings, embedder, force=force, keys=keys, probes=probes
     )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started

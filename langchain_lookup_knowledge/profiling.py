@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,14 @@ if TYPE_CHECKING:
     from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings
     from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["block_row", "lookup_rows", "measure_profile", "refresh_profile"]
+__all__ = [
+    "block_row",
+    "embed_probes",
+    "lookup_rows",
+    "measure_profile",
+    "refresh_profile",
+    "start_probes",
+]
 
 _DEPTH = 20  # hits per profiling search: the first one, and the first of another document
 
@@ -60,6 +68,7 @@ def measure_profile(
     pseudo: int = PSEUDO_QUESTIONS,
     probes: int = PROBES,
     keys: Mapping[str, set[str]] | None = None,
+    embedded: Mapping[str, list[float]] | None = None,
 ) -> KbProfile:
     """Search the profiling questions in the collection of ``settings`` and make its profile.
 
@@ -70,7 +79,9 @@ def measure_profile(
     as in a lookup.
 
     ``keys``: the stored chunk keys by source when the caller has just read them
-    (:func:`~.store.catalog_store.stored_chunk_keys`); read here otherwise.
+    (:func:`~.store.catalog_store.stored_chunk_keys`); read here otherwise. ``embedded``:
+    question vectors the caller has already made with this embedder (:func:`embed_probes`);
+    the others are embedded here.
     """
     from langchain_lookup_knowledge.store.catalog_store import stored_chunk_keys
     from langchain_lookup_knowledge.store.chunk_texts import iter_texts_by_source
@@ -81,8 +92,10 @@ def measure_profile(
         keys = stored_chunk_keys(client, layout.name, layout.id_field)
     documents = iter_texts_by_source(client, layout, keys, source_order(keys))
     questions = profile_questions(documents=documents, pseudo=pseudo, probes=probes)
-    embedder.prime([q["q"] for q in questions])  # one batch, not one call each
-    vectors = [embedder.embed_query(q["q"]) for q in questions]
+    known = embedded or {}
+    texts = [q["q"] for q in questions]
+    embedder.prime([t for t in texts if t not in known])  # one batch, not one call each
+    vectors = [list(known[t]) if t in known else embedder.embed_query(t) for t in texts]
     rows: list[dict[str, Any]] = []
     searches = _searches(settings, layout, questions)
     for family in ("hybrid", "sparse"):
@@ -111,6 +124,48 @@ def measure_profile(
     return profile_from_rows(rows)
 
 
+def embed_probes(
+    settings: LookupSettings, embeddings: Embeddings | None, probes: int = PROBES
+) -> dict[str, list[float]]:
+    """The query vectors of the profile's off-topic probes, as :func:`measure_profile` makes
+    them. The probes do not depend on the knowledge base: an ingest embeds them while it embeds
+    its chunks (:func:`start_probes`), and the profile then embeds only its pseudo-questions.
+
+    Example:
+        >>> vectors = embed_probes(settings, embedder)  # doctest: +SKIP
+        >>> len(vectors)  # doctest: +SKIP
+        48
+    """
+    embedder = _cached(settings, embeddings)
+    texts = [q["q"] for q in profile_questions(pseudo=0, probes=probes)]
+    embedder.prime(texts)
+    return {text: embedder.embed_query(text) for text in texts}
+
+
+def start_probes(
+    settings: LookupSettings, embeddings: Embeddings | None
+) -> Future[dict[str, list[float]]]:
+    """:func:`embed_probes` in a thread of its own, started now: on two cores the model's
+    threads leave room beside an ingest's chunk batches, so the probes (60% of the profile's
+    embedding) cost the ingest almost nothing. ``result()`` waits for them."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profile-probes")
+    try:
+        return pool.submit(embed_probes, settings, embeddings)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its one task
+
+
+def _cached(settings: LookupSettings, embeddings: Embeddings | None) -> CachedQueryEmbeddings:
+    """``embeddings`` behind a query cache (the configured embedder when None)."""
+    from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+
+    if embeddings is None:
+        return build_embeddings(settings)
+    if isinstance(embeddings, CachedQueryEmbeddings):
+        return embeddings
+    return CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+
+
 def _opened(
     settings: LookupSettings, embeddings: Embeddings | None
 ) -> tuple[Any, Any, CachedQueryEmbeddings]:
@@ -118,17 +173,11 @@ def _opened(
     and the embedder behind its query cache. Not a lookup runtime: its warm-up search of the
     BM25 field would build that index in memory (on Milvus Lite, 160 MB for 20,000 chunks)
     for profiling questions that may never search it."""
-    from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
     from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
     from langchain_lookup_knowledge.store.connection import open_client
     from langchain_lookup_knowledge.store.describe import describe_chunk_collection
 
-    if embeddings is None:
-        embedder = build_embeddings(settings)
-    elif isinstance(embeddings, CachedQueryEmbeddings):
-        embedder = embeddings
-    else:
-        embedder = CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+    embedder = _cached(settings, embeddings)
     client = open_client(settings)
     probe = embedder.embed_query(PROBE_TEXT)  # the dimension, and which model
     identity = EmbedderIdentity.of(embedder, probe)
@@ -239,11 +288,14 @@ def refresh_profile(
     *,
     force: bool,
     keys: Mapping[str, set[str]] | None = None,
+    probes: Future[dict[str, list[float]]] | None = None,
 ) -> tuple[float | None, str | None]:
     """Measure and store the profile when ``force`` (the chunks changed) or when none current
     is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
     when it could not be measured (the ingest itself stands: lookups use a typical profile).
-    ``keys``: the stored chunk keys by source, when the caller has read them.
+    ``keys``: the stored chunk keys by source, when the caller has read them. ``probes``: the
+    probes' vectors being made (:func:`start_probes`); a failure there only means they are
+    embedded here.
     """
     import logging
     import time
@@ -253,8 +305,14 @@ def refresh_profile(
     if not force and profile_is_current(client, settings):
         return None, None
     started = time.perf_counter()
+    embedded = None
+    if probes is not None:
+        try:
+            embedded = probes.result()
+        except Exception as exc:
+            logging.getLogger(__name__).info("probes embedded again: %s", describe_exception(exc))
     try:
-        profile = measure_profile(settings, embeddings=embeddings, keys=keys)
+        profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
         seconds = time.perf_counter() - started
         write_profile(client, settings, profile, seconds)
     except Exception as exc:  # a profile never fails an ingest that wrote its chunks

@@ -2,22 +2,28 @@
 the collection: stale chunks are deleted by key (a delete by filter scans every row), the Lite
 write buffer is flushed every few thousand rows and before anything reads the collection, the
 stored chunk keys are read once after the write, and the profile builds no BM25 index it does
-not search. Real Milvus Lite in a temporary folder, the real embedder."""
+not search; its off-topic probes are embedded beside the chunks. Real Milvus Lite in a temporary
+folder, the real embedder."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge import ingest_write
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.judgement.questions import profile_questions
+from langchain_lookup_knowledge.profiling import measure_profile
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import query_all, stored_chunk_keys
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
+from langchain_lookup_knowledge.store.profile_store import read_profile
 from tests.conftest import local_settings
 from tests.kb_helpers import write
 
@@ -122,3 +128,42 @@ def test_after_the_write_the_stored_keys_are_read_once_and_no_bm25_index_is_buil
     assert len(key_scans) == 1, key_scans  # a new collection: none before the write
     searched = {kw.get("anns_field") for method, name, kw in calls if method == "search"}
     assert searched == {settings.vector_field}  # English questions: dense searches only
+
+
+class RecordingEmbeddings(Embeddings):
+    """The real embedder, noting which thread embedded which texts."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, list[str]]] = []
+
+    @property
+    def queries_are_documents(self) -> bool:
+        return bool(getattr(self.inner, "queries_are_documents", False))
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls.append((threading.current_thread().name, list(texts)))
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls.append((threading.current_thread().name, [text]))
+        return self.inner.embed_query(text)
+
+
+def test_the_profiles_probes_are_embedded_beside_the_chunks_and_the_profile_is_the_same(
+    tmp_path: Path, real_embeddings: Any
+) -> None:
+    settings = local_settings(tmp_path)
+    kb = tmp_path / "kb"
+    for i in range(6):
+        write(kb, f"db/runbook-{i}.md", long_doc(f"Replica lag {i}", 2))
+    recording = RecordingEmbeddings(real_embeddings)
+    report = ingest_folder(kb, settings, embeddings=recording, show_progress=False)
+    assert report.profile_error is None
+    probes = {q["q"] for q in profile_questions(pseudo=0)}
+    embedded_by = {text: thread for thread, texts in recording.calls for text in texts}
+    assert {embedded_by[p] for p in probes} == {"profile-probes_0"}
+    assert sum(text in probes for _, texts in recording.calls for text in texts) == len(probes)
+    stored = read_profile(open_client(settings), settings).profile
+    assert stored is not None
+    assert stored.to_dict() == measure_profile(settings, embeddings=real_embeddings).to_dict()
