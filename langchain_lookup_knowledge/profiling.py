@@ -136,7 +136,9 @@ def embed_probes(
         >>> len(vectors)  # doctest: +SKIP
         48
     """
-    embedder = _cached(settings, embeddings)
+    from langchain_lookup_knowledge.embeddings import cached_embeddings
+
+    embedder = cached_embeddings(settings, embeddings)
     texts = [q["q"] for q in profile_questions(pseudo=0, probes=probes)]
     embedder.prime(texts)
     return {text: embedder.embed_query(text) for text in texts}
@@ -155,17 +157,6 @@ def start_probes(
         pool.shutdown(wait=False)  # the thread ends with its one task
 
 
-def _cached(settings: LookupSettings, embeddings: Embeddings | None) -> CachedQueryEmbeddings:
-    """``embeddings`` behind a query cache (the configured embedder when None)."""
-    from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
-
-    if embeddings is None:
-        return build_embeddings(settings)
-    if isinstance(embeddings, CachedQueryEmbeddings):
-        return embeddings
-    return CachedQueryEmbeddings(embeddings, settings.query_cache_size)
-
-
 def _opened(
     settings: LookupSettings, embeddings: Embeddings | None
 ) -> tuple[Any, Any, CachedQueryEmbeddings]:
@@ -173,11 +164,12 @@ def _opened(
     and the embedder behind its query cache. Not a lookup runtime: its warm-up search of the
     BM25 field would build that index in memory (on Milvus Lite, 160 MB for 20,000 chunks)
     for profiling questions that may never search it."""
+    from langchain_lookup_knowledge.embeddings import cached_embeddings
     from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
     from langchain_lookup_knowledge.store.connection import open_client
     from langchain_lookup_knowledge.store.describe import describe_chunk_collection
 
-    embedder = _cached(settings, embeddings)
+    embedder = cached_embeddings(settings, embeddings)
     client = open_client(settings)
     probe = embedder.embed_query(PROBE_TEXT)  # the dimension, and which model
     identity = EmbedderIdentity.of(embedder, probe)

@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
 
 from langchain_lookup_knowledge.core.filters import FilterValue
 from langchain_lookup_knowledge.core.models import LookupResult, RetrievalError
-from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.embeddings import cached_embeddings
 from langchain_lookup_knowledge.errors import RetrievalUnavailableError
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.recording import InvocationRecorder, recorder_for
@@ -94,7 +94,7 @@ class LookupKnowledgeRetriever(BaseRetriever):
                     recorder = recorder_for(self.settings)
                 self._compiled = build_lookup_graph(
                     self.settings,
-                    embeddings=_cached(self.embeddings, self.settings),
+                    embeddings=cached_embeddings(self.settings, self.embeddings),
                     recorder=recorder,
                 )
             return self._compiled
@@ -148,11 +148,3 @@ class LookupKnowledgeRetriever(BaseRetriever):
         graph, state, count = self._prepare(query, **call)
         out = await graph.ainvoke(state, config=self._config(run_manager))
         return self._documents(out, count)
-
-
-def _cached(embeddings: Embeddings | None, settings: LookupSettings) -> CachedQueryEmbeddings:
-    if embeddings is None:
-        return build_embeddings(settings)
-    if isinstance(embeddings, CachedQueryEmbeddings):
-        return embeddings
-    return CachedQueryEmbeddings(embeddings, settings.query_cache_size)

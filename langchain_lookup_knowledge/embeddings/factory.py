@@ -267,3 +267,22 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
         raise ConfigurationError(f"unknown embedding_provider {settings.embedding_provider!r}")
     # NaN, infinite or all-zero vectors are refused (at ingest and at query), never stored.
     return CachedQueryEmbeddings(ValidatedEmbeddings(inner), maxsize=settings.query_cache_size)
+
+
+def cached_embeddings(
+    settings: LookupSettings, embeddings: Embeddings | None = None
+) -> CachedQueryEmbeddings:
+    """``embeddings`` behind a query-vector cache of ``settings.query_cache_size`` (as they are
+    when they already have one), or the configured embedder (:func:`build_embeddings`) when None.
+
+    Example:
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> cached = cached_embeddings(LookupSettings(), DeterministicFakeEmbedding(size=8))
+        >>> cached_embeddings(LookupSettings(), cached) is cached
+        True
+    """
+    if embeddings is None:
+        return build_embeddings(settings)
+    if isinstance(embeddings, CachedQueryEmbeddings):
+        return embeddings
+    return CachedQueryEmbeddings(embeddings, settings.query_cache_size)

@@ -17,7 +17,11 @@ from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient, MilvusException
 
 from langchain_lookup_knowledge.core.filters import filter_to_expr
-from langchain_lookup_knowledge.embeddings import CachedQueryEmbeddings, build_embeddings
+from langchain_lookup_knowledge.embeddings import (
+    CachedQueryEmbeddings,
+    build_embeddings,
+    cached_embeddings,
+)
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.catalog_view import (
@@ -84,10 +88,8 @@ class LookupRuntime:
         recorder: InvocationRecorder | None = None,
     ) -> None:
         self.settings = settings
-        self._embeddings = (
-            embeddings
-            if embeddings is None or isinstance(embeddings, CachedQueryEmbeddings)
-            else CachedQueryEmbeddings(embeddings, settings.query_cache_size)
+        self._embeddings = (  # the configured one is built on first use
+            None if embeddings is None else cached_embeddings(settings, embeddings)
         )
         self._lock = threading.RLock()
         self._client: MilvusClient | None = None
