@@ -165,19 +165,13 @@ def _opened(
     BM25 field would build that index in memory (on Milvus Lite, 160 MB for 20,000 chunks)
     for profiling questions that may never search it."""
     from langchain_lookup_knowledge.embeddings import cached_embeddings
-    from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
     from langchain_lookup_knowledge.store.connection import open_client
-    from langchain_lookup_knowledge.store.describe import describe_chunk_collection
+    from langchain_lookup_knowledge.store.describe import describe_for_embedder
 
     embedder = cached_embeddings(settings, embeddings)
     client = open_client(settings)
-    probe = embedder.embed_query(PROBE_TEXT)  # the dimension, and which model
-    identity = EmbedderIdentity.of(embedder, probe)
-    return (
-        client,
-        describe_chunk_collection(client, settings, len(probe), embedder=identity),
-        embedder,
-    )
+    layout, _ = describe_for_embedder(client, settings, embedder)
+    return client, layout, embedder
 
 
 def _terms(text: str) -> int:

@@ -22,7 +22,6 @@ from langchain_lookup_knowledge.embeddings import (
     build_embeddings,
     cached_embeddings,
 )
-from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.pipeline.catalog_view import (
     MATCHER_SCOPES,
@@ -37,13 +36,10 @@ from langchain_lookup_knowledge.retrieval.vectorstore import VectorStorePath
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.describe import describe_for_embedder
 from langchain_lookup_knowledge.store.integrity import check_store
 from langchain_lookup_knowledge.store.profile_store import read_profile
-from langchain_lookup_knowledge.store.schema import (
-    CollectionLayout,
-    describe_chunk_collection,
-    warm_up,
-)
+from langchain_lookup_knowledge.store.schema import CollectionLayout, warm_up
 from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead, load_vocabulary
 
 __all__ = [
@@ -153,12 +149,8 @@ class LookupRuntime:
         return self._once("_layout", self._describe_layout)
 
     def _describe_layout(self) -> CollectionLayout:
-        probe = self.embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
-        identity = EmbedderIdentity.of(self.embeddings, probe)
         try:
-            layout = describe_chunk_collection(
-                self.client, self.settings, len(probe), embedder=identity
-            )
+            layout, probe = describe_for_embedder(self.client, self.settings, self.embeddings)
             warm_up(self.client, layout, self.settings, probe)
         except MilvusException:
             self.check_store()  # a damaged store is named as such, not as a Milvus failure

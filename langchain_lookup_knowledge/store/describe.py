@@ -7,10 +7,11 @@ Example:
 
 from __future__ import annotations
 
+from langchain_core.embeddings import Embeddings
 from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
-from langchain_lookup_knowledge.embeddings.identity import EmbedderIdentity
+from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.errors import (
     CollectionNotFoundError,
     MissingIndexError,
@@ -32,7 +33,12 @@ from langchain_lookup_knowledge.store.layout import (
 )
 from langchain_lookup_knowledge.store.lifecycle import ensure_loaded
 
-__all__ = ["describe_chunk_collection", "ingested_collections", "require_chunk_collection"]
+__all__ = [
+    "describe_chunk_collection",
+    "describe_for_embedder",
+    "ingested_collections",
+    "require_chunk_collection",
+]
 
 
 def require_chunk_collection(client: MilvusClient, settings: LookupSettings) -> None:
@@ -62,6 +68,23 @@ def ingested_collections(client: MilvusClient) -> list[str]:
     except Exception:  # only a hint for a message: never the error itself
         return []
     return sorted(n for n in names if f"{n}_catalog" in names)
+
+
+def describe_for_embedder(
+    client: MilvusClient, settings: LookupSettings, embeddings: Embeddings
+) -> tuple[CollectionLayout, list[float]]:
+    """The chunk collection as a lookup opens it: :func:`describe_chunk_collection` checked
+    against ``embeddings`` (their dimension and identity, read from their vector of
+    :data:`~langchain_lookup_knowledge.embeddings.identity.PROBE_TEXT`), and that vector.
+
+    Example:
+        >>> layout, probe = describe_for_embedder(client, settings, embedder)  # doctest: +SKIP
+        >>> layout.name == settings.collection, len(probe)  # doctest: +SKIP
+        (True, 384)
+    """
+    probe = embeddings.embed_query(PROBE_TEXT)  # the dimension, and which model
+    identity = EmbedderIdentity.of(embeddings, probe)
+    return describe_chunk_collection(client, settings, len(probe), embedder=identity), probe
 
 
 def describe_chunk_collection(
