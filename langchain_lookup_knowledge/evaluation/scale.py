@@ -26,6 +26,7 @@ import resource
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -75,7 +76,7 @@ class _Corpus:
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def _create(client: Any, name: str, *, bm25: bool = True) -> None:
+def _create(client: Any, name: str, bm25: bool = True) -> None:
     """The throwaway collection: a dense vector, and (``bm25``) a BM25 field Milvus builds from
     the text."""
     from pymilvus import DataType, Function, FunctionType
@@ -98,20 +99,6 @@ def _create(client: Any, name: str, *, bm25: bool = True) -> None:
         )
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     client.create_collection(name, schema=schema, index_params=index)
-
-
-def _create_with_bm25_or_dense(client: Any, name: str) -> str | None:
-    """Create the collection with BM25, else (a store that refuses it) dense only: None, or
-    why there is no BM25."""
-    try:
-        _create(client, name)
-        return None
-    except Exception as exc:  # a Milvus server before 2.5: no BM25 function, no sparse field
-        if client.has_collection(name):
-            client.drop_collection(name)
-        why = describe_exception(exc, limit=200, with_type=False)
-        _create(client, name, bm25=False)
-        return f"this store has no BM25 ({why}); dense only"
 
 
 def _rebuild_dense_index(client: Any, name: str, index_type: str, rows: int) -> float:
@@ -208,6 +195,7 @@ def run_scale(
     """Grow a throwaway collection through ``sizes`` (chunks) and measure each (see module)."""
     from langchain_lookup_knowledge.core.search_depth import hybrid_list_depth
     from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.schema import create_with_bm25_or_dense
 
     say = progress or (lambda _: None)
     client = open_client(settings)
@@ -227,7 +215,8 @@ def run_scale(
         "sizes": [],
     }
     corpus = _Corpus()
-    no_bm25 = _create_with_bm25_or_dense(client, name)
+    dense_only = create_with_bm25_or_dense(client, name, partial(_create, client, name))
+    no_bm25 = f"this store has no BM25: {dense_only}; dense only" if dense_only else None
     report["bm25"] = no_bm25 is None
     if no_bm25:
         report["bm25_note"] = no_bm25

@@ -11,6 +11,7 @@ and index decide what is used (its lexical form too: it is recorded in the field
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
@@ -78,6 +79,7 @@ __all__ = [
     "clear_unfinished_lite_collection",
     "configured_lexical_form",
     "create_indexed_collection",
+    "create_with_bm25_or_dense",
     "dense_index_params",
     "dense_search_params",
     "describe_chunk_collection",
@@ -191,25 +193,49 @@ def ensure_chunk_collection(
     """
     properties = embedder_properties(embedder) if embedder is not None else None
     if not client.has_collection(settings.collection):
-        lacks = server_lacks_bm25(client) if analyzer else None
-        if lacks:
-            logger.warning("%s: creating a dense-only collection (hybrid searches dense)", lacks)
-            analyzer = None
         clear_unfinished_lite_collection(settings, settings.collection)
-        try:
-            _create_chunk_collection(client, settings, dimension, analyzer, properties)
-        except Exception as exc:
-            if analyzer is None or is_disk_full(exc):
-                raise
-            # Milvus < 2.5 has no BM25 function: keep a dense-only collection, say so.
-            logger.warning(
-                "this Milvus cannot build a BM25 field (%s); creating a dense-only collection",
-                describe_exception(exc, limit=200),
-            )
-            if client.has_collection(settings.collection):
-                client.drop_collection(settings.collection)
-            _create_chunk_collection(client, settings, dimension, None, properties)
+
+        def create(bm25: bool) -> None:
+            lexical = analyzer if bm25 else None
+            _create_chunk_collection(client, settings, dimension, lexical, properties)
+
+        if analyzer is None:
+            create(False)
+        else:
+            dense_only = create_with_bm25_or_dense(client, settings.collection, create)
+            if dense_only:
+                logger.warning(
+                    "%s: creating a dense-only collection (hybrid searches dense)", dense_only
+                )
     return describe_chunk_collection(client, settings, dimension, embedder=embedder)
+
+
+def create_with_bm25_or_dense(
+    client: MilvusClient, name: str, create: Callable[[bool], None]
+) -> str | None:
+    """Create collection ``name`` by ``create(True)`` (with its BM25 field), or dense only by
+    ``create(False)`` where Milvus has no BM25: a server that says so by its version
+    (:func:`server_lacks_bm25`: Milvus < 2.5), or one that refuses the BM25 field (a full disk
+    is no such refusal: raised). None, or why the collection has no BM25.
+
+    Example:
+        >>> create_with_bm25_or_dense(client, "kb", create)  # doctest: +SKIP
+        'Milvus server v2.3.5 has no BM25 function (needs 2.5 or later)'
+    """
+    lacks = server_lacks_bm25(client)
+    if lacks:
+        create(False)
+        return lacks
+    try:
+        create(True)
+        return None
+    except Exception as exc:
+        if is_disk_full(exc):
+            raise
+        if client.has_collection(name):
+            client.drop_collection(name)
+        create(False)
+        return f"this Milvus cannot build a BM25 field ({describe_exception(exc, limit=200)})"
 
 
 def ensure_catalog_collection(client: MilvusClient, settings: LookupSettings) -> str:

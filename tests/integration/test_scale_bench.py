@@ -153,3 +153,38 @@ def test_scale_bench_on_a_milvus_server_by_uri(milvus_server_uri):
         assert ("hybrid" in figures) is report["bm25"]
     assert "client RSS" in format_scale(report)
     assert set(client.list_collections()) == before
+
+
+def test_the_bm25_fallback_keeps_a_dense_collection_but_never_hides_a_full_disk(settings):
+    """``create_with_bm25_or_dense`` (shared by the chunk collection and this bench): a refused
+    BM25 field leaves a dense-only collection and says why; a full disk (INJECTED) is raised,
+    not read as a store without BM25."""
+    import errno
+
+    from langchain_lookup_knowledge.evaluation.scale import _create
+    from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.schema import create_with_bm25_or_dense
+
+    client = open_client(settings)
+
+    def refused(bm25: bool) -> None:
+        _create(client, "fallback", bm25=False)  # half made, as a refused creation can leave it
+        if bm25:
+            raise RuntimeError("data type SparseFloatVector is not supported")
+
+    try:
+        why = create_with_bm25_or_dense(client, "fallback", refused)
+        assert why is not None
+        assert "SparseFloatVector is not supported" in why
+        fields = {f["name"] for f in client.describe_collection("fallback")["fields"]}
+        assert "sparse" not in fields
+        assert "vector" in fields
+    finally:
+        client.drop_collection("fallback")
+
+    def disk_full(bm25: bool) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        create_with_bm25_or_dense(client, "full", disk_full)
+    assert not client.has_collection("full")
