@@ -22,13 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.evaluation.queries import bare_chunks
 from langchain_lookup_knowledge.knowledge.chunking import Chunk, chunk_document
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import iter_markdown_files, load_document
+from langchain_lookup_knowledge.store.bm25_index import add_bm25_field
 from langchain_lookup_knowledge.store.index_record import add_index_arguments
 
 Header = Callable[[Chunk, KnowledgeDocument], str]
@@ -99,15 +100,7 @@ def build(
     schema.add_field(
         "text", DataType.VARCHAR, max_length=65535, enable_analyzer=True, analyzer_params=a
     )
-    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(
-        Function(
-            name="bm25",
-            function_type=FunctionType.BM25,
-            input_field_names=["text"],
-            output_field_names=["sparse"],
-        )
-    )
+    add_bm25_field(schema, source="text", sparse="sparse", name="bm25")
     index = client.prepare_index_params()
     bm25 = {"bm25_k1": params[0], "bm25_b": params[1]}
     index.add_index(

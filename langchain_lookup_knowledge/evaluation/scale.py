@@ -79,7 +79,9 @@ class _Corpus:
 def _create(client: Any, name: str, bm25: bool = True) -> None:
     """The throwaway collection: a dense vector, and (``bm25``) a BM25 field Milvus builds from
     the text."""
-    from pymilvus import DataType, Function, FunctionType
+    from pymilvus import DataType
+
+    from langchain_lookup_knowledge.store.bm25_index import add_bm25_field
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
     schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
@@ -88,15 +90,7 @@ def _create(client: Any, name: str, bm25: bool = True) -> None:
     index = client.prepare_index_params()
     index.add_index("vector", index_type="FLAT", metric_type="COSINE")
     if bm25:
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(
-            Function(
-                name="bm25",
-                function_type=FunctionType.BM25,
-                input_field_names=["text"],
-                output_field_names=["sparse"],
-            )
-        )
+        add_bm25_field(schema, source="text", sparse="sparse", name="bm25")
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     client.create_collection(name, schema=schema, index_params=index)
 

@@ -11,7 +11,7 @@ import logging
 import re
 from typing import Any
 
-from pymilvus import MilvusClient
+from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from langchain_lookup_knowledge.errors import SchemaMismatchError
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -25,6 +25,7 @@ from langchain_lookup_knowledge.store.layout import CollectionLayout
 
 __all__ = [
     "PASSAGE_BM25",
+    "add_bm25_field",
     "apply_bm25_parameters",
     "bm25_defaults_notice",
     "bm25_of_index",
@@ -37,6 +38,27 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+def add_bm25_field(schema: Any, *, source: str, sparse: str, name: str) -> None:
+    """Add to ``schema`` the sparse vector field ``sparse`` and the BM25 function ``name`` that
+    Milvus fills it with from the analysed text field ``source``.
+
+    Example:
+        >>> schema = MilvusClient.create_schema()
+        >>> add_bm25_field(schema, source="text", sparse="sparse", name="bm25")
+        >>> [f.name for f in schema.fields], [f.name for f in schema.functions]
+        (['sparse'], ['bm25'])
+    """
+    schema.add_field(sparse, DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(
+        Function(
+            name=name,
+            function_type=FunctionType.BM25,
+            input_field_names=[source],
+            output_field_names=[sparse],
+        )
+    )
 
 
 PASSAGE_BM25: dict[str, float] = {"bm25_k1": 0.9, "bm25_b": 0.4}

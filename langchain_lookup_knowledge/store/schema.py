@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.embeddings.identity import EmbedderIdentity
@@ -22,6 +22,7 @@ from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.bm25_index import (
     PASSAGE_BM25,
+    add_bm25_field,
     apply_bm25_parameters,
     bm25_defaults_notice,
     bm25_of_index,
@@ -157,15 +158,12 @@ def _create_chunk_collection(
     # nested too: Milvus Lite reads only a nested params JSON (hnsw_m was dropped silently)
     index.add_index(settings.vector_field, **add_index_arguments(dense_index_params(settings)))
     if analyzer:
-        schema.add_field(settings.sparse_field, DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(
-            Function(
-                # The lexical form is recorded in the name (Milvus Lite keeps no descriptions).
-                name=f"{bm25_input}_bm25" + (f"_{form.marker}" if form is not None else ""),
-                function_type=FunctionType.BM25,
-                input_field_names=[bm25_input],
-                output_field_names=[settings.sparse_field],
-            )
+        add_bm25_field(
+            schema,
+            source=bm25_input,
+            sparse=settings.sparse_field,
+            # The lexical form is recorded in the name (Milvus Lite keeps no descriptions).
+            name=f"{bm25_input}_bm25" + (f"_{form.marker}" if form is not None else ""),
         )
         bm25 = bm25_parameters(settings, analyzer)
         index.add_index(settings.sparse_field, **sparse_index_params(bm25))
