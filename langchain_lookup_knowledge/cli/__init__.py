@@ -158,8 +158,8 @@ def _print_json_error(exc: LookupKnowledgeError) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lookup-knowledge`` console script."""
-    # gRPC's C core prints keepalive chatter (GOAWAY too_many_pings) from Milvus Lite's local
-    # server on long calls; the calls succeed, so keep it off the user's terminal.
+    # gRPC's C core prints transport chatter (a GOAWAY, a reconnect) from Milvus Lite's local
+    # server; the calls succeed, so keep it off the user's terminal.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     words = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -154,9 +154,9 @@ def _new_client(settings: LookupSettings) -> MilvusClient:
             Path(settings.resolved_milvus_uri).expanduser()
         ):
             raise
-        # The in-process Milvus Lite gRPC server answers an idle channel's keepalive pings with
-        # GOAWAY (too_many_pings); the shared connection then fails its first call once. A
-        # second client gets a fresh channel.
+        # A client of the in-process Milvus Lite server whose first call fails once (a channel
+        # the server closed: LITE_GRPC_OPTIONS keeps keepalive pings from causing it) gets one
+        # more try on a fresh channel.
         logger.debug("Milvus Lite client open failed once; retrying", exc_info=True)
         return MilvusClient(**connection_args(settings))
 
