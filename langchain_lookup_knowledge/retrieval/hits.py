@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
+from pymilvus import DataType
 
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.store.schema import CollectionLayout
@@ -42,3 +45,36 @@ def candidate_from_fields(
         rank=rank,
         score_label=label,
     )
+
+
+def take_dense_vectors(hits: Sequence[Any], field: str) -> np.ndarray | None:
+    """The stored vectors of ``field`` of one query's search hits, as a float32 matrix (row i:
+    hit i), taken out of the result before pymilvus decodes them.
+
+    pymilvus decodes a vector field hit by hit, each into a list of Python floats, which the
+    cosine then turns back into an array; this reads the response's packed floats once. The
+    values are the same float32 numbers. ``None`` (the vectors stay in each hit's ``entity``)
+    when ``hits`` is not pymilvus's lazily decoded result or the field is not a plain float
+    vector of every hit.
+    """
+    lazy = getattr(hits, "lazy_field_data", None)
+    start = getattr(hits, "start", None)
+    if (
+        not isinstance(lazy, list)
+        or not isinstance(start, int)
+        or getattr(hits, "has_materialized", True)
+    ):
+        return None
+    for field_data in lazy:
+        if field_data.field_name != field:
+            continue
+        if field_data.type != DataType.FLOAT_VECTOR or len(field_data.valid_data):
+            return None
+        dim = int(field_data.vectors.dim)
+        flat = np.array(field_data.vectors.float_vector.data, dtype=np.float32)
+        rows = len(hits)  # a list's length: reading it decodes nothing
+        if dim <= 0 or flat.size < (start + rows) * dim:
+            return None
+        lazy.remove(field_data)  # materializing the hits now leaves this field out
+        return flat.reshape(-1, dim)[start : start + rows]
+    return None

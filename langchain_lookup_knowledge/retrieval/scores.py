@@ -93,9 +93,12 @@ def scaled_bm25(keys: Sequence[str], raw: Mapping[str, float]) -> dict[str, floa
     return {k: sizes.get(k, 0.0) / best if best > 0 else 0.0 for k in keys}
 
 
-def cosine_to(query: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
-    """Cosine of each vector to the query (vectors need not be normalized)."""
-    if not vectors:
+def cosine_to(
+    query: Sequence[float], vectors: Sequence[Sequence[float]] | np.ndarray
+) -> list[float]:
+    """Cosine of each vector to the query (vectors need not be normalized; a float32 matrix of
+    them is read as it is)."""
+    if len(vectors) == 0:
         return []
     q = np.asarray(query, dtype=np.float32)
     m = np.asarray(vectors, dtype=np.float32)

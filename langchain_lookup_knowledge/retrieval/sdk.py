@@ -10,7 +10,7 @@ from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
 
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
-from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
+from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields, take_dense_vectors
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
     cosine_to,
@@ -195,8 +195,11 @@ class SdkPath:
         label_for: Callable[[float, int, float], ScoreLabel],
     ) -> list[Candidate]:
         """Candidates of BM25 / fused hits, each labelled with its dense cosine to the query."""
+        field = self.layout.vector_field
+        vectors = take_dense_vectors(hits, field)
         sims = cosine_to(
-            request.query_vector, [h["entity"][self.layout.vector_field] for h in hits]
+            request.query_vector,
+            [h["entity"][field] for h in hits] if vectors is None else vectors,
         )
         return [
             candidate_from_fields(

@@ -5,7 +5,7 @@ them langchain-milvus assumes L2 on reopen). Dense search goes by the precompute
 hybrid / sparse go through the store's BM25 built-in function with an explicit ranker (the
 implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector: their dense
 similarity comes from their stored vectors, which the hybrid store returns with the hits
-(:class:`_DenseVectorOutputMilvus`), else fetched by primary key in one call.
+(:class:`_DenseVectorOutputMilvus`, read as one array), else fetched by primary key in one call.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pymilvus import Function, FunctionType
 
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
-from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields
+from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields, take_dense_vectors
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
     cosine_to,
@@ -54,7 +54,7 @@ def _dense_vector_output_class() -> type[Any]:
     langchain-milvus drops vector fields from its output fields, so hybrid hits come without the
     dense vector the pipeline needs for their cosine; fetching it costs a second round trip.
     This subclass asks for it in the same search and keeps it in the metadata under
-    ``_DENSE_VECTOR_KEY``.
+    ``_DENSE_VECTOR_KEY`` (a row of the hits' vectors read at once: :func:`take_dense_vectors`).
     """
     from langchain_milvus import Milvus
 
@@ -75,6 +75,22 @@ def _dense_vector_output_class() -> type[Any]:
             if vector is not None:
                 doc.metadata[_DENSE_VECTOR_KEY] = vector
             return doc
+
+        def _parse_documents_from_search_results(
+            self, col_search_res: list[list[dict[str, Any]]] | None
+        ) -> list[tuple[Document, float]]:
+            vectors = (
+                take_dense_vectors(col_search_res[0], self._dense_field())
+                if col_search_res
+                else None
+            )
+            pairs: list[tuple[Document, float]] = super()._parse_documents_from_search_results(
+                col_search_res
+            )
+            if vectors is not None:
+                for (doc, _), vector in zip(pairs, vectors, strict=True):
+                    doc.metadata[_DENSE_VECTOR_KEY] = vector
+            return pairs
 
     return _DenseVectorOutputMilvus
 
