@@ -86,8 +86,19 @@ class EstimatedWindow(_Window):
         return out
 
 
+COUNT_MEMO_ENTRIES = 4096
+"""Counts a :class:`HuggingFaceWindow` remembers (then it starts again): the chunker counts the
+same header, block or chunk several times while it packs a document."""
+COUNT_MEMO_CHARS = 4096
+"""Only texts up to this long are remembered (the memo stays within a few MB)."""
+
+
 class HuggingFaceWindow(_Window):
     """The count of a ``tokenizers`` tokenizer file (what the local ONNX embedders read with).
+
+    Counts of texts up to :data:`COUNT_MEMO_CHARS` characters are remembered (at most
+    :data:`COUNT_MEMO_ENTRIES`); one text is encoded alone, several in one batch without
+    offsets: the same token ids, less work.
 
     Example:
         >>> from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
@@ -98,12 +109,29 @@ class HuggingFaceWindow(_Window):
 
     def __init__(self, tokenizer_file: Path, max_tokens: int) -> None:
         self._tokenizer = _load_tokenizer(str(tokenizer_file))
+        self._memo: dict[str, int] = {}
         super().__init__(max_tokens, f"hf:{Path(tokenizer_file).parent.name}/{max_tokens}")
 
     def count(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        memo = self._memo
+        known = [memo.get(t) for t in texts]
+        todo = [t for t, n in zip(texts, known, strict=True) if n is None]
+        if not todo:
+            return [n for n in known if n is not None]
+        counted = iter(self._encoded_lengths(todo))
+        out = [n if n is not None else next(counted) for n in known]
+        if len(memo) + len(todo) > COUNT_MEMO_ENTRIES:
+            memo.clear()
+        for text, n in zip(texts, out, strict=True):
+            if len(text) <= COUNT_MEMO_CHARS:
+                memo[text] = n
+        return out
+
+    def _encoded_lengths(self, texts: list[str]) -> list[int]:
+        if len(texts) == 1:
+            return [len(self._tokenizer.encode(texts[0]).ids)]
+        batch = getattr(self._tokenizer, "encode_batch_fast", None) or self._tokenizer.encode_batch
+        return [len(e.ids) for e in batch(texts)]
 
 
 @lru_cache(maxsize=4)
