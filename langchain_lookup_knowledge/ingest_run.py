@@ -57,7 +57,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
-from langchain_lookup_knowledge.profiling import refresh_profile, start_probes
+from langchain_lookup_knowledge.profiling import ProfileQueries, refresh_profile
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
@@ -219,9 +219,9 @@ def run_ingest(
         progress = IngestProgress(
             len(changed), found.chunk_total, enabled, options.on_progress, options.on_chunk_progress
         )
-        # The profile measured after the write embeds the same off-topic probes whatever the
-        # knowledge base: embedded now, beside the chunks.
-        probes = start_probes(settings, embedder) if changed else None
+        # The profile measured after the write asks the same off-topic probes whatever the
+        # knowledge base, and pseudo-questions of the documents: embedded beside the chunks.
+        probes = ProfileQueries(settings, embedder) if changed else None
         try:
             write_documents(
                 client,
@@ -236,6 +236,7 @@ def run_ingest(
                 known=known,
                 stored=stored,
                 scope=scope,
+                queries=probes,
             )
         except BaseException:
             if probes is not None:

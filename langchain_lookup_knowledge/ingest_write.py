@@ -11,8 +11,9 @@ import dataclasses
 import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
@@ -41,6 +42,9 @@ from langchain_lookup_knowledge.store.schema import (
     CollectionLayout,
 )
 
+if TYPE_CHECKING:
+    from langchain_lookup_knowledge.profiling import ProfileQueries
+
 __all__ = ["LITE_FLUSH_ROWS", "FolderScope", "embed_by_length", "write_documents"]
 
 logger = logging.getLogger(__name__)
@@ -55,14 +59,15 @@ of 384 dimensions: a flush every few thousand rows keeps that transient small.""
 def _chunk_rows(
     chunks: Sequence[Chunk],
     texts: Sequence[str],
-    vectors: Sequence[Sequence[float]],
     layout: CollectionLayout,
     doc: KnowledgeDocument,
 ) -> list[dict[str, Any]]:
+    """The rows of one document's chunks, their vectors still to be set (``None``)."""
     rows = []
-    for chunk, text, vector in zip(chunks, texts, vectors, strict=True):
+    extra = _json_safe(doc.extra)
+    for chunk, text in zip(chunks, texts, strict=True):
         # Other frontmatter fields are kept as metadata (JSON-safe); known fields win.
-        metadata = _json_safe(doc.extra) | {
+        metadata = extra | {
             "source": chunk.source,
             "title": chunk.title,
             "breadcrumb": chunk.breadcrumb,
@@ -79,7 +84,7 @@ def _chunk_rows(
         row: dict[str, Any] = {
             layout.id_field: chunk.evidence_key,
             layout.content_field: text,
-            layout.vector_field: list(vector),
+            layout.vector_field: None,
         }
         if layout.lexical_field:  # the BM25 input: the indexed text in its lexical form
             row[layout.lexical_field] = layout.bm25_text_of(text)
@@ -91,6 +96,28 @@ def _chunk_rows(
             row[layout.source_field] = chunk.source
         rows.append(row)
     return rows
+
+
+_Rows = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]], str | None]]
+
+
+def _group_rows(
+    group: Sequence[tuple[KnowledgeDocument, list[Chunk]]],
+    texts: Sequence[str],
+    layout: CollectionLayout,
+) -> _Rows:
+    """Per document of a group: its rows without vectors, and why Milvus would refuse them
+    (None: it would not)."""
+    out: _Rows = []
+    offset = 0
+    for doc, chunks in group:
+        end = offset + len(chunks)
+        rows = _chunk_rows(chunks, texts[offset:end], layout, doc)
+        offset = end
+        out.append(
+            (doc, chunks, rows, next((p for r in rows if (p := _row_problem(r, layout))), None))
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -161,6 +188,7 @@ def write_documents(
     known: dict[str, CatalogEntry],
     stored: Mapping[str, set[str]],
     scope: FolderScope | None,
+    queries: ProfileQueries | None = None,
 ) -> None:
     """Embed and write documents in groups; a group's catalog entries are written last.
 
@@ -172,6 +200,8 @@ def write_documents(
 
     ``chunking``: the chunking signature recorded in each catalog entry. ``stored``: the chunk
     keys the collection held when the run began, by source (the stale ones are deleted).
+    ``queries``: the profile's questions, told each document's stored texts and embedded
+    beside the last group's chunks.
     """
     group: list[tuple[KnowledgeDocument, list[Chunk]]] = []
     group_chunks = 0
@@ -182,22 +212,35 @@ def write_documents(
     lite = settings.is_milvus_lite
     unflushed = 0  # rows written since the last flush
 
-    def flush_group() -> None:
+    def flush_group(*, last: bool) -> None:
         nonlocal group_chunks, unflushed
         if not group:
+            if queries is not None and last:
+                queries.embed_noted()
             return
         texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
-        vectors = embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
+        if queries is not None:
+            offset = 0
+            for doc, chunks in group:
+                queries.note(doc.source, texts[offset : offset + len(chunks)])
+                offset += len(chunks)
+            if last:
+                queries.embed_noted()  # embedded beside the last chunks
+        # The rows but their vectors are built in a thread of their own while the model runs
+        # (it releases the GIL): on two cores, beside the embedding rather than after it.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-rows") as pool:
+            building = pool.submit(_group_rows, list(group), texts, layout)
+            vectors = embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
+            built = building.result()
         # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
         keys = [c.evidence_key for _, chunks in group for c in chunks]
         check_vectors(vectors, what="chunk", names=keys)
         rows_of: list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]] = []
         offset = 0
-        for doc, chunks in group:
-            end = offset + len(chunks)
-            rows = _chunk_rows(chunks, texts[offset:end], vectors[offset:end], layout, doc)
-            offset = end
-            problem = next((p for r in rows if (p := _row_problem(r, layout))), None)
+        for doc, chunks, rows, problem in built:
+            for row, vector in zip(rows, vectors[offset : offset + len(chunks)], strict=True):
+                row[layout.vector_field] = list(vector)
+            offset += len(chunks)
             if problem:
                 report.skipped.append(SkippedFile(doc.source, problem))
                 progress.advance(doc.source)
@@ -254,8 +297,8 @@ def write_documents(
         group.append(item)
         group_chunks += len(item[1])
         if group_chunks >= settings.insert_batch_size:
-            flush_group()
-    flush_group()
+            flush_group(last=False)
+    flush_group(last=True)
     if lite and unflushed:  # what follows reads the collection: nothing left in the buffer
         flush()
 

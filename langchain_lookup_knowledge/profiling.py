@@ -16,8 +16,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from functools import partial
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +27,10 @@ from langchain_lookup_knowledge.judgement.features import KbProfile, profile_fro
 from langchain_lookup_knowledge.judgement.questions import (
     PROBES,
     PSEUDO_QUESTIONS,
+    first_question,
     profile_questions,
     source_order,
+    source_rank,
 )
 from langchain_lookup_knowledge.redaction import describe_exception
 
@@ -38,12 +42,12 @@ if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
+    "ProfileQueries",
     "block_row",
     "embed_probes",
     "lookup_rows",
     "measure_profile",
     "refresh_profile",
-    "start_probes",
 ]
 
 _DEPTH = 20  # hits per profiling search: the first one, and the first of another document
@@ -129,32 +133,118 @@ def embed_probes(
 ) -> dict[str, list[float]]:
     """The query vectors of the profile's off-topic probes, as :func:`measure_profile` makes
     them. The probes do not depend on the knowledge base: an ingest embeds them while it embeds
-    its chunks (:func:`start_probes`), and the profile then embeds only its pseudo-questions.
+    its chunks (:class:`ProfileQueries`), and the profile then embeds only its pseudo-questions.
 
     Example:
         >>> vectors = embed_probes(settings, embedder)  # doctest: +SKIP
         >>> len(vectors)  # doctest: +SKIP
         48
     """
+    return _query_vectors(
+        settings, embeddings, [q["q"] for q in profile_questions(pseudo=0, probes=probes)]
+    )
+
+
+def _query_vectors(
+    settings: LookupSettings, embeddings: Embeddings | None, texts: list[str]
+) -> dict[str, list[float]]:
+    """``texts`` embedded as :func:`measure_profile` embeds its questions (one batch)."""
     from langchain_lookup_knowledge.embeddings import cached_embeddings
 
     embedder = cached_embeddings(settings, embeddings)
-    texts = [q["q"] for q in profile_questions(pseudo=0, probes=probes)]
     embedder.prime(texts)
     return {text: embedder.embed_query(text) for text in texts}
 
 
-def start_probes(
-    settings: LookupSettings, embeddings: Embeddings | None
+def _in_thread(
+    job: Callable[[], dict[str, list[float]]],
 ) -> Future[dict[str, list[float]]]:
-    """:func:`embed_probes` in a thread of its own, started now: on two cores the model's
-    threads leave room beside an ingest's chunk batches, so the probes (60% of the profile's
-    embedding) cost the ingest almost nothing. ``result()`` waits for them."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profile-probes")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profile-queries")
     try:
-        return pool.submit(embed_probes, settings, embeddings)
+        return pool.submit(job)
     finally:
         pool.shutdown(wait=False)  # the thread ends with its one task
+
+
+class ProfileQueries:
+    """The profile's question vectors, embedded in a thread of their own while an ingest embeds
+    its chunks, so that the profile measured after the write embeds (almost) nothing.
+
+    The off-topic probes (they do not depend on the knowledge base) start at once. The
+    pseudo-questions come from the documents written (:meth:`note`, with their chunks' stored
+    texts): of those, only the first ``pseudo`` with a question in :func:`source_order` can be
+    the profile's, and they are embedded after the probes (:meth:`embed_noted`, before the last
+    group of chunks). On two cores the model's threads leave room beside the chunk batches. A
+    question the profile then asks that is not here (a document the write refused, one written
+    before this run) is embedded by the profile.
+
+    Example:
+        >>> queries = ProfileQueries(settings, embedder)  # doctest: +SKIP
+        >>> text = "Node > Disk\\n\\nThe node disk is almost full on this host."
+        >>> queries.note("node/disk.md", [text])  # doctest: +SKIP
+        >>> queries.embed_noted()  # doctest: +SKIP
+        >>> "The node disk is almost full on this host" in queries.result()  # doctest: +SKIP
+        True
+    """
+
+    def __init__(
+        self,
+        settings: LookupSettings,
+        embeddings: Embeddings | None,
+        *,
+        pseudo: int = PSEUDO_QUESTIONS,
+        probes: int = PROBES,
+    ) -> None:
+        self._settings = settings
+        self._embeddings = embeddings
+        self._pseudo = pseudo
+        self._noted: dict[str, tuple[str, str]] = {}  # source -> (its rank, its question)
+        self._jobs = [_in_thread(partial(embed_probes, settings, embeddings, probes))]
+
+    def note(self, source: str, texts: Sequence[str]) -> None:
+        """A document about to be written, with its chunks' stored texts in chunk order."""
+        if self._pseudo <= 0:
+            return
+        question = first_question(texts)
+        if question is None:
+            return
+        self._noted[source] = (source_rank(source), question)
+        if len(self._noted) > 2 * self._pseudo:  # only the first ``pseudo`` can be asked
+            kept = sorted(self._noted.items(), key=lambda item: item[1][0])[: self._pseudo]
+            self._noted = dict(kept)
+
+    def embed_noted(self) -> None:
+        """Embed the noted questions that can be the profile's, after the probes."""
+        firsts = sorted(self._noted.values())[: self._pseudo]
+        self._noted = {}
+        texts = list(dict.fromkeys(question for _, question in firsts))
+        if not texts:
+            return
+        before = self._jobs[-1]
+
+        def job() -> dict[str, list[float]]:
+            wait((before,))  # one model call at a time beside the chunks
+            return _query_vectors(self._settings, self._embeddings, texts)
+
+        self._jobs.append(_in_thread(job))
+
+    def result(self) -> dict[str, list[float]]:
+        """The vectors made, by question (waits for them); a job that failed leaves its
+        questions to the profile."""
+        out: dict[str, list[float]] = {}
+        for done in self._jobs:
+            try:
+                out |= done.result()
+            except Exception as exc:
+                logging.getLogger(__name__).info(
+                    "profile questions embedded again: %s", describe_exception(exc)
+                )
+        return out
+
+    def cancel(self) -> None:
+        """Embed nothing not started yet (one running ends on its own)."""
+        for done in self._jobs:
+            done.cancel()
 
 
 def _opened(
@@ -274,16 +364,15 @@ def refresh_profile(
     *,
     force: bool,
     keys: Mapping[str, set[str]] | None = None,
-    probes: Future[dict[str, list[float]]] | None = None,
+    probes: ProfileQueries | None = None,
 ) -> tuple[float | None, str | None]:
     """Measure and store the profile when ``force`` (the chunks changed) or when none current
     is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
     when it could not be measured (the ingest itself stands: lookups use a typical profile).
     ``keys``: the stored chunk keys by source, when the caller has read them. ``probes``: the
-    probes' vectors being made (:func:`start_probes`); a failure there only means they are
-    embedded here.
+    questions' vectors being made beside the write (:class:`ProfileQueries`); a failure there
+    only means they are embedded here.
     """
-    import logging
     import time
 
     from langchain_lookup_knowledge.store.profile_store import profile_is_current, write_profile
@@ -291,12 +380,7 @@ def refresh_profile(
     if not force and profile_is_current(client, settings):
         return None, None
     started = time.perf_counter()
-    embedded = None
-    if probes is not None:
-        try:
-            embedded = probes.result()
-        except Exception as exc:
-            logging.getLogger(__name__).info("probes embedded again: %s", describe_exception(exc))
+    embedded = probes.result() if probes is not None else None
     try:
         profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
         seconds = time.perf_counter() - started

@@ -32,6 +32,7 @@ __all__ = [
     "questions_in_order",
     "read_probes",
     "source_order",
+    "source_rank",
 ]
 
 PSEUDO_QUESTIONS = 32
@@ -89,7 +90,12 @@ def source_order(sources: Iterable[str]) -> list[str]:
         >>> sorted(source_order(["b.md", "a.md"])) == ["a.md", "b.md"]
         True
     """
-    return sorted(set(sources), key=lambda s: hashlib.sha256(s.encode("utf-8")).hexdigest())
+    return sorted(set(sources), key=source_rank)
+
+
+def source_rank(source: str) -> str:
+    """Where ``source`` comes in :func:`source_order` (a hash of it)."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def first_question(texts: Iterable[str]) -> str | None:

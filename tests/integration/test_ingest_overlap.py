@@ -1,0 +1,117 @@
+"""While the model embeds a group of chunks, the ingest's other work on it runs beside: the
+group's rows are built, and the questions the judgement profile asks are embedded. The store
+and the profile end the same as when each step waits for the one before."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from langchain_lookup_knowledge import ingest_write
+from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.judgement.questions import profile_questions
+from langchain_lookup_knowledge.profiling import measure_profile
+from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.profile_store import read_profile
+from tests.kb_helpers import write
+
+BATCH_SECONDS = 0.4
+
+
+class SlowEmbeddingsFake(Embeddings):
+    """FAKE embedder (named as such): the real model's vectors, each call of the ingesting
+    thread held ``BATCH_SECONDS`` longer (a slow model), every call logged with its thread,
+    start, end and texts."""
+
+    queries_are_documents = True
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, float, float, list[str]]] = []
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        start = time.perf_counter()
+        vectors = self.inner.embed_documents(texts)
+        if threading.current_thread() is threading.main_thread():
+            time.sleep(BATCH_SECONDS)
+        with self._lock:
+            self.calls.append(
+                (threading.current_thread().name, start, time.perf_counter(), list(texts))
+            )
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    def main_calls(self) -> list[tuple[float, float, list[str]]]:
+        main = threading.main_thread().name
+        return [(s, e, t) for name, s, e, t in self.calls if name == main]
+
+
+def _kb(root: Path, count: int = 12) -> Path:
+    kb = root / "kb"
+    for i in range(count):
+        write(
+            kb,
+            f"ops/runbook{i}.md",
+            f"# Runbook {i}\n\nThe service number {i} stops answering requests after a deploy.\n\n"
+            f"## Fix\n\nRoll back the release {i}, then watch the error rate for ten minutes.\n",
+        )
+    return kb
+
+
+def test_rows_are_built_and_profile_questions_embedded_while_the_chunks_are(
+    settings: LookupSettings, tmp_path: Path, real_embeddings, monkeypatch: pytest.MonkeyPatch
+):
+    built: list[tuple[str, float, float]] = []
+    real_rows = ingest_write._group_rows
+
+    def recorded_rows(*args: Any) -> Any:  # a spy: the real rows are built
+        start = time.perf_counter()
+        out = real_rows(*args)
+        built.append((threading.current_thread().name, start, time.perf_counter()))
+        return out
+
+    monkeypatch.setattr(ingest_write, "_group_rows", recorded_rows)
+    embedder = SlowEmbeddingsFake(real_embeddings)
+    report = ingest_folder(
+        _kb(tmp_path),
+        settings.model_copy(update={"embedding_batch_size": 4}),
+        embeddings=embedder,
+        show_progress=False,
+    )
+    assert report.chunks_written == 12
+    assert report.profile_error is None
+
+    chunk_calls = [c for c in embedder.main_calls() if all("\n\n" in t for t in c[2])]
+    assert len(chunk_calls) == 3  # 12 chunks, 4 a batch, one group
+    last_end = chunk_calls[-1][1]
+    # the group's rows: built in a thread of their own, while its chunks were being embedded
+    (thread, rows_start, _), *_ = built
+    assert thread != threading.main_thread().name
+    assert rows_start < last_end  # not after the embedding
+
+    # the profile's pseudo-questions: embedded off the ingesting thread (after the probes),
+    # never again by the profile after the write
+    probes = {q["q"] for q in profile_questions(pseudo=0)}
+    side = [c for c in embedder.calls if c[0] != threading.main_thread().name]
+    pseudo_calls = [c for c in side if not set(c[3]) <= probes]
+    assert pseudo_calls, "the pseudo-questions were not embedded beside the chunks"
+    pseudo = set(pseudo_calls[0][3])
+    assert any(q.startswith("The service number") for q in pseudo)
+    after = [c for c in embedder.main_calls() if c[0] > last_end]
+    assert not [c for c in after if set(c[2]) & pseudo]
+
+    # the same profile as one measured afterwards, every question embedded then
+    client = open_client(settings)
+    stored = read_profile(client, settings).profile
+    assert stored is not None
+    again = measure_profile(settings, embeddings=real_embeddings)
+    assert stored.to_dict() == again.to_dict()
