@@ -188,3 +188,34 @@ def test_the_bm25_fallback_keeps_a_dense_collection_but_never_hides_a_full_disk(
     with pytest.raises(OSError, match="No space left"):
         create_with_bm25_or_dense(client, "full", disk_full)
     assert not client.has_collection("full")
+
+
+class _IndexAtInsert:
+    """A spy on the real client: the dense index type in place at each insert."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.at_insert: list[str] = []
+
+    def insert(self, name, rows, **kwargs):
+        self.at_insert.append(self.client.describe_index(name, "vector")["index_type"])
+        return self.client.insert(name, rows, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_the_next_size_is_inserted_under_flat_not_the_graph_index_just_measured(
+    settings, monkeypatch
+):
+    """Inserting under HNSW makes a server build it on each new segment in the background,
+    still running while the next size's builds are timed."""
+    from langchain_lookup_knowledge.evaluation import scale
+    from langchain_lookup_knowledge.store import connection
+
+    spy = _IndexAtInsert(connection.open_client(settings))
+    monkeypatch.setattr(connection, "open_client", lambda _settings: spy)
+    report = scale.run_scale(settings, sizes=[200, 400], queries=2, index_types=("HNSW",))
+    assert [p["chunks"] for p in report["sizes"]] == [200, 400]
+    assert len(spy.at_insert) >= 2  # both sizes inserted
+    assert set(spy.at_insert) == {"FLAT"}
