@@ -157,9 +157,9 @@ def _query_vectors(
 
 
 def _in_thread(
-    job: Callable[[], dict[str, list[float]]],
+    job: Callable[[], dict[str, list[float]]], name: str
 ) -> Future[dict[str, list[float]]]:
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="profile-queries")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
     try:
         return pool.submit(job)
     finally:
@@ -199,7 +199,9 @@ class ProfileQueries:
         self._embeddings = embeddings
         self._pseudo = pseudo
         self._noted: dict[str, tuple[str, str]] = {}  # source -> (its rank, its question)
-        self._jobs = [_in_thread(partial(embed_probes, settings, embeddings, probes))]
+        self._jobs = [
+            _in_thread(partial(embed_probes, settings, embeddings, probes), "profile-probes")
+        ]
 
     def note(self, source: str, texts: Sequence[str]) -> None:
         """A document about to be written, with its chunks' stored texts in chunk order."""
@@ -226,7 +228,7 @@ class ProfileQueries:
             wait((before,))  # one model call at a time beside the chunks
             return _query_vectors(self._settings, self._embeddings, texts)
 
-        self._jobs.append(_in_thread(job))
+        self._jobs.append(_in_thread(job, "profile-pseudo"))
 
     def result(self) -> dict[str, list[float]]:
         """The vectors made, by question (waits for them); a job that failed leaves its
