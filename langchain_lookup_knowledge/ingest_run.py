@@ -200,7 +200,7 @@ def run_ingest(
         report.warnings.extend(found.warnings)
         scope.present.update(found.present)
     changed = found.changed
-    probes = None
+    queries = None
 
     if changed or not has_chunks:
         # The embedder is loaded only when something is written (an unchanged re-ingest is cheap).
@@ -221,7 +221,7 @@ def run_ingest(
         )
         # The profile measured after the write asks the same off-topic probes whatever the
         # knowledge base, and pseudo-questions of the documents: embedded beside the chunks.
-        probes = ProfileQueries(settings, embedder) if changed else None
+        queries = ProfileQueries(settings, embedder) if changed else None
         try:
             write_documents(
                 client,
@@ -236,11 +236,11 @@ def run_ingest(
                 known=known,
                 stored=stored,
                 scope=scope,
-                queries=probes,
+                queries=queries,
             )
         except BaseException:
-            if probes is not None:
-                probes.cancel()  # not started yet: never; running: it ends on its own
+            if queries is not None:
+                queries.cancel()  # not started yet: never; running: it ends on its own
             raise
         finally:
             progress.close()
@@ -276,7 +276,7 @@ def run_ingest(
     # The KB profile (the judgement's): measured again whenever the vocabulary changed.
     # The ingest's own embedder: a second model loaded for the profile would double its memory.
     report.profile_seconds, report.profile_error = refresh_profile(
-        client, settings, embedder, force=force, keys=keys, probes=probes
+        client, settings, embedder, force=force, keys=keys, queries=queries
     )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started

@@ -366,12 +366,12 @@ def refresh_profile(
     *,
     force: bool,
     keys: Mapping[str, set[str]] | None = None,
-    probes: ProfileQueries | None = None,
+    queries: ProfileQueries | None = None,
 ) -> tuple[float | None, str | None]:
     """Measure and store the profile when ``force`` (the chunks changed) or when none current
     is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
     when it could not be measured (the ingest itself stands: lookups use a typical profile).
-    ``keys``: the stored chunk keys by source, when the caller has read them. ``probes``: the
+    ``keys``: the stored chunk keys by source, when the caller has read them. ``queries``: the
     questions' vectors being made beside the write (:class:`ProfileQueries`); a failure there
     only means they are embedded here.
     """
@@ -382,7 +382,7 @@ def refresh_profile(
     if not force and profile_is_current(client, settings):
         return None, None
     started = time.perf_counter()
-    embedded = probes.result() if probes is not None else None
+    embedded = queries.result() if queries is not None else None
     try:
         profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
         seconds = time.perf_counter() - started
