@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
@@ -99,6 +99,7 @@ def _chunk_rows(
 
 
 _Rows = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]], str | None]]
+_T = TypeVar("_T")
 
 
 def _group_rows(
@@ -109,15 +110,22 @@ def _group_rows(
     """Per document of a group: its rows without vectors, and why Milvus would refuse them
     (None: it would not)."""
     out: _Rows = []
-    offset = 0
-    for doc, chunks in group:
-        end = offset + len(chunks)
-        rows = _chunk_rows(chunks, texts[offset:end], layout, doc)
-        offset = end
+    for (doc, chunks), doc_texts in zip(group, _per_document(group, texts), strict=True):
+        rows = _chunk_rows(chunks, doc_texts, layout, doc)
         out.append(
             (doc, chunks, rows, next((p for r in rows if (p := _row_problem(r, layout))), None))
         )
     return out
+
+
+def _per_document(
+    group: Sequence[tuple[KnowledgeDocument, list[Chunk]]], values: Sequence[_T]
+) -> Iterator[Sequence[_T]]:
+    """``values`` (one per chunk of ``group``, in its order) cut into each document's share."""
+    offset = 0
+    for _, chunks in group:
+        yield values[offset : offset + len(chunks)]
+        offset += len(chunks)
 
 
 @dataclass(frozen=True)
@@ -220,10 +228,8 @@ def write_documents(
             return
         texts = [embedding_text(c, d, window) for d, chunks in group for c in chunks]
         if queries is not None:
-            offset = 0
-            for doc, chunks in group:
-                queries.note(doc.source, texts[offset : offset + len(chunks)])
-                offset += len(chunks)
+            for (doc, _), doc_texts in zip(group, _per_document(group, texts), strict=True):
+                queries.note(doc.source, doc_texts)
             if last:
                 queries.embed_noted()  # embedded beside the last chunks
         # The rows but their vectors are built in a thread of their own while the model runs
@@ -236,11 +242,11 @@ def write_documents(
         keys = [c.evidence_key for _, chunks in group for c in chunks]
         check_vectors(vectors, what="chunk", names=keys)
         rows_of: list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]] = []
-        offset = 0
-        for doc, chunks, rows, problem in built:
-            for row, vector in zip(rows, vectors[offset : offset + len(chunks)], strict=True):
+        for (doc, chunks, rows, problem), doc_vectors in zip(
+            built, _per_document(group, vectors), strict=True
+        ):
+            for row, vector in zip(rows, doc_vectors, strict=True):
                 row[layout.vector_field] = list(vector)
-            offset += len(chunks)
             if problem:
                 report.skipped.append(SkippedFile(doc.source, problem))
                 progress.advance(doc.source)
