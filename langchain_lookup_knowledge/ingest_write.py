@@ -41,6 +41,7 @@ from langchain_lookup_knowledge.store.schema import (
     MAX_TEXT,
     CollectionLayout,
 )
+from langchain_lookup_knowledge.store.vector_copy import encode_vector_copy
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.profiling import ProfileQueries
@@ -247,6 +248,8 @@ def write_documents(
         ):
             for row, vector in zip(rows, doc_vectors, strict=True):
                 row[layout.vector_field] = list(vector)
+                if layout.vector_copy_field:  # what BM25 and hybrid hits return for the cosine
+                    row[layout.vector_copy_field] = encode_vector_copy(vector)
             if problem:
                 report.skipped.append(SkippedFile(doc.source, problem))
                 progress.advance(doc.source)

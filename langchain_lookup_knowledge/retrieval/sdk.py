@@ -10,7 +10,12 @@ from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
 
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
-from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields, take_dense_vectors
+from langchain_lookup_knowledge.retrieval.hits import (
+    candidate_from_fields,
+    entity_vector,
+    fetch_dense_vectors,
+    take_hit_vectors,
+)
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
     cosine_to,
@@ -195,15 +200,28 @@ class SdkPath:
         label_for: Callable[[float, int, float], ScoreLabel],
     ) -> list[Candidate]:
         """Candidates of BM25 / fused hits, each labelled with its dense cosine to the query."""
-        field = self.layout.vector_field
-        vectors = take_dense_vectors(hits, field)
-        sims = cosine_to(
-            request.query_vector,
-            [h["entity"][field] for h in hits] if vectors is None else vectors,
-        )
+        sims = cosine_to(request.query_vector, self._hit_vectors(hits))
         return [
             candidate_from_fields(
                 hit["entity"], self.layout, label_for(hit["distance"], rank, sim), rank
             )
             for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
         ]
+
+    def _hit_vectors(self, hits: list[dict[str, Any]]) -> Any:
+        """The stored dense vector of each hit (row i: hit i); those a hit came without (a row
+        written without a vector copy) fetched by key."""
+        vectors = take_hit_vectors(hits, self.layout)
+        if vectors is not None:
+            return vectors
+        found = [entity_vector(hit["entity"], self.layout) for hit in hits]
+        key_of = [str(h["entity"].get(self.layout.id_field, h.get("id"))) for h in hits]
+        missing = [key for key, vector in zip(key_of, found, strict=True) if vector is None]
+        if missing:
+            fetched = fetch_dense_vectors(self.client, self.layout, missing, timeout=self.timeout)
+            zero = [0.0] * self.layout.dimension  # deleted since the search: cosine 0
+            found = [
+                fetched.get(key, zero) if vector is None else vector
+                for key, vector in zip(key_of, found, strict=True)
+            ]
+        return found

@@ -5,7 +5,8 @@ them langchain-milvus assumes L2 on reopen). Dense search goes by the precompute
 hybrid / sparse go through the store's BM25 built-in function with an explicit ranker (the
 implicit WeightedRanker breaks on a second call). Hybrid hits carry no vector: their dense
 similarity comes from their stored vectors, which the hybrid store returns with the hits
-(:class:`_DenseVectorOutputMilvus`, read as one array), else fetched by primary key in one call.
+(:class:`_DenseVectorOutputMilvus`: the vector copies where the collection has them, read as one
+array), else fetched by primary key in one call.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from pymilvus import Function, FunctionType
 
-from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
-from langchain_lookup_knowledge.retrieval.hits import candidate_from_fields, take_dense_vectors
+from langchain_lookup_knowledge.retrieval.hits import (
+    candidate_from_fields,
+    entity_vector,
+    fetch_dense_vectors,
+    take_hit_vectors,
+)
 from langchain_lookup_knowledge.retrieval.request import SearchRequest
 from langchain_lookup_knowledge.retrieval.scores import (
     cosine_to,
@@ -48,29 +53,48 @@ _DENSE_VECTOR_KEY = "__dense_vector__"
 
 
 @cache
+def _without_vector_copy_class() -> type[Any]:
+    """``Milvus`` whose searches leave out the collection's vector copy (``vector_copy_field``).
+
+    langchain-milvus returns every scalar field of the collection: a hit of a collection with
+    vector copies would carry 2 KB of base64 in its metadata. Without it, a search costs what
+    it costs on a collection without the copies.
+    """
+    from langchain_milvus import Milvus
+
+    class _WithoutVectorCopyMilvus(Milvus):
+        vector_copy_field: str | None = None
+
+        def _get_output_fields(self) -> list[str]:
+            fields: list[str] = super()._get_output_fields()
+            return [f for f in fields if f != self.vector_copy_field]
+
+    return _WithoutVectorCopyMilvus
+
+
+@cache
 def _dense_vector_output_class() -> type[Any]:
     """``Milvus`` whose searches also return the dense vector of each hit.
 
     langchain-milvus drops vector fields from its output fields, so hybrid hits come without the
     dense vector the pipeline needs for their cosine; fetching it costs a second round trip.
-    This subclass asks for it in the same search and keeps it in the metadata under
-    ``_DENSE_VECTOR_KEY`` (a row of the hits' vectors read at once: :func:`take_dense_vectors`).
+    This subclass asks for it in the same search (its copy, where the collection has one:
+    :attr:`CollectionLayout.returned_vector_field`) and keeps it in the metadata under
+    ``_DENSE_VECTOR_KEY`` (a row of the hits' vectors read at once: :func:`take_hit_vectors`).
     """
-    from langchain_milvus import Milvus
 
-    class _DenseVectorOutputMilvus(Milvus):
-        lexical_field: str | None = None
-
-        def _dense_field(self) -> str:
-            return str(self._as_list(self._vector_field)[0])
+    class _DenseVectorOutputMilvus(_without_vector_copy_class()):  # type: ignore[misc]
+        layout: CollectionLayout
 
         def _get_output_fields(self) -> list[str]:
             # Not the BM25 input field (the lexical form of the text): nothing reads it back.
-            fields = [f for f in super()._get_output_fields() if f != self.lexical_field]
-            return [*fields, self._dense_field()]
+            lexical = self.layout.lexical_field
+            fields = [f for f in super()._get_output_fields() if f != lexical]
+            return [*fields, self.layout.returned_vector_field]
 
         def _parse_document(self, data: dict[str, Any]) -> Document:
-            vector = data.pop(self._dense_field(), None)
+            vector = entity_vector(data, self.layout)
+            data.pop(self.layout.vector_field, None)
             doc = super()._parse_document(data)
             if vector is not None:
                 doc.metadata[_DENSE_VECTOR_KEY] = vector
@@ -79,11 +103,7 @@ def _dense_vector_output_class() -> type[Any]:
         def _parse_documents_from_search_results(
             self, col_search_res: list[list[dict[str, Any]]] | None
         ) -> list[tuple[Document, float]]:
-            vectors = (
-                take_dense_vectors(col_search_res[0], self._dense_field())
-                if col_search_res
-                else None
-            )
+            vectors = take_hit_vectors(col_search_res[0], self.layout) if col_search_res else None
             pairs: list[tuple[Document, float]] = super()._parse_documents_from_search_results(
                 col_search_res
             )
@@ -146,9 +166,10 @@ def open_vectorstore(
     """A ``langchain_milvus.Milvus`` bound to the existing collection (never creates one).
 
     The hybrid store also returns each hit's dense vector (one round trip, not two), unless
-    ``dense_vectors=False`` (a plain ``Milvus``, as a user would open it).
+    ``dense_vectors=False`` (a ``Milvus`` as a user would open it). No store returns the
+    collection's vector copy as a field (:func:`_without_vector_copy_class`).
     """
-    from langchain_milvus import BM25BuiltInFunction, Milvus
+    from langchain_milvus import BM25BuiltInFunction
 
     dense_index = dense_index_params(settings) | {
         "index_type": layout.index_type,
@@ -178,17 +199,20 @@ def open_vectorstore(
             ],
             "search_params": [dense_search_params(layout, settings), SPARSE_SEARCH_PARAMS],
         }
-        if not dense_vectors:
-            return Milvus(**kwargs)
-        store = _dense_vector_output_class()(**kwargs)
-        store.lexical_field = layout.lexical_field
-        return store
-    kwargs |= {
-        "vector_field": layout.vector_field,
-        "index_params": dense_index,
-        "search_params": dense_search_params(layout, settings),
-    }
-    return Milvus(**kwargs)
+        if dense_vectors:
+            store = _dense_vector_output_class()(**kwargs)
+            store.layout = layout
+            store.vector_copy_field = layout.vector_copy_field
+            return store
+    else:
+        kwargs |= {
+            "vector_field": layout.vector_field,
+            "index_params": dense_index,
+            "search_params": dense_search_params(layout, settings),
+        }
+    store = _without_vector_copy_class()(**kwargs)
+    store.vector_copy_field = layout.vector_copy_field
+    return store
 
 
 class VectorStorePath:
@@ -288,13 +312,8 @@ class VectorStorePath:
         }
         missing = [k for k in keys if k not in vectors]
         if missing:
-            rows = self.dense_store.client.query(
-                self.layout.name,
-                filter=condition(self.layout.id_field, missing),
-                output_fields=[self.layout.id_field, self.layout.vector_field],
-                timeout=self.timeout,
-            )
-            vectors |= {str(r[self.layout.id_field]): r[self.layout.vector_field] for r in rows}
+            client = self.dense_store.client
+            vectors |= fetch_dense_vectors(client, self.layout, missing, timeout=self.timeout)
         ordered = [k for k in keys if k in vectors]
         sims = cosine_to(query_vector, [vectors[k] for k in ordered])
         return dict(zip(ordered, sims, strict=True))

@@ -20,6 +20,7 @@ FIELD_NAME_SETTINGS = (
     "id_field",
     "content_field",
     "vector_field",
+    "vector_copy_field",
     "sparse_field",
     "lexical_field",
     "metadata_field",
@@ -57,6 +58,15 @@ class StoreSettings(BaseModel):
     id_field: str = Field(default="pk", description="Primary-key field (holds the evidenceKey).")
     content_field: str = Field(default="text", description="Chunk text field.")
     vector_field: str = Field(default="vector", description="Dense vector field.")
+    vector_copy_field: str | None = Field(
+        default="vector_b64",
+        description="A new collection with BM25 also keeps each chunk's dense vector in this "
+        "VARCHAR field, as the base64 of its float32 bytes: hybrid and BM25 searches return it "
+        "for each hit's cosine instead of the vector field, which Milvus Lite returns float by "
+        "float (15 hits of 384 dimensions: 1.3 ms of a 5.8 ms search). The cosine is the same "
+        "number. It costs 2 KB a chunk of 384 dimensions. None: new collections get no copy; "
+        "a collection without the field returns the vector field.",
+    )
     sparse_field: str = Field(default="sparse", description="BM25 sparse vector field.")
     lexical_field: str = Field(
         default="lexical",

@@ -7,8 +7,11 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from langchain_core.embeddings import Embeddings
-from pymilvus import MilvusClient
+from pymilvus import DataType, MilvusClient
 
 from langchain_lookup_knowledge.core.lexical import LexicalForm
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
@@ -32,6 +35,7 @@ from langchain_lookup_knowledge.store.layout import (
     lexical_form_of,
 )
 from langchain_lookup_knowledge.store.lifecycle import ensure_loaded
+from langchain_lookup_knowledge.store.vector_copy import vector_copy_length
 
 __all__ = [
     "describe_chunk_collection",
@@ -176,4 +180,20 @@ def describe_chunk_collection(
         row_count=row_count,
         lexical_field=lexical_field,
         lexical_form=lexical_form,
+        vector_copy_field=_vector_copy_field(fields, settings, actual_dim),
     )
+
+
+def _vector_copy_field(
+    fields: Mapping[str, Any], settings: LookupSettings, dimension: int
+) -> str | None:
+    """``settings.vector_copy_field`` when the collection has it as a copy of float32 vectors of
+    ``dimension`` can be (a VARCHAR long enough, beside a FLOAT_VECTOR field); else None."""
+    name = settings.vector_copy_field
+    field = fields.get(name or "")
+    if not name or field is None or field.get("type") != DataType.VARCHAR:
+        return None
+    if fields[settings.vector_field].get("type") != DataType.FLOAT_VECTOR:
+        return None
+    length = int(field.get("params", {}).get("max_length", 0) or 0)
+    return name if length >= vector_copy_length(dimension) else None

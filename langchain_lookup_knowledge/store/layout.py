@@ -80,6 +80,7 @@ class CollectionLayout:
     row_count: int = 0  # entities when the collection was opened (0: unknown)
     lexical_field: str | None = None  # the BM25 input when it is not content_field
     lexical_form: LexicalForm | None = None  # how lexical_field was made (None: plain text)
+    vector_copy_field: str | None = None  # each dense vector as base64 of its float32 bytes
 
     def bm25_text_of(self, text: str) -> str:
         """What the BM25 input field holds for ``text`` (a chunk's or a question's)."""
@@ -100,9 +101,16 @@ class CollectionLayout:
         return fields
 
     @property
+    def returned_vector_field(self) -> str:
+        """The field a search returns for each hit's dense vector: the vector's copy when the
+        collection has one (one string a hit), else the vector field (a float at a time in
+        Milvus Lite)."""
+        return self.vector_copy_field or self.vector_field
+
+    @property
     def fields_with_vector(self) -> list[str]:
         """:attr:`scalar_fields` and the dense vector (for the cosine of BM25 / fused hits)."""
-        return [*self.scalar_fields, self.vector_field]
+        return [*self.scalar_fields, self.returned_vector_field]
 
     def category_ref(self) -> str | None:
         """The field a category filter is put on: the scalar field, else ``<metadata>["category"]``.

@@ -4,8 +4,10 @@ The chunk collection: ``pk`` (evidenceKey), ``text`` (the chunk as shown), ``lex
 lexical form, :mod:`~langchain_lookup_knowledge.core.lexical`, the BM25 input of an English
 collection; a Chinese one, or one built before, analyses ``text`` itself), ``vector``, ``sparse``
 (BM25 function output), ``metadata`` (JSON), ``category`` and ``source`` (scalars: filtering on
-a JSON path is ~30x slower). Field names are configuration; an existing collection's real schema
-and index decide what is used (its lexical form too: it is recorded in the field's description).
+a JSON path is ~30x slower), and beside BM25 ``vector_b64`` (each vector as the base64 of its
+float32 bytes: what BM25 and hybrid hits return for their cosine). Field names are
+configuration; an existing collection's real schema and index decide what is used (its lexical
+form too: it is recorded in the field's description).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from langchain_lookup_knowledge.store.lifecycle import (
     is_disk_full,
     warm_up,
 )
+from langchain_lookup_knowledge.store.vector_copy import vector_copy_length
 
 __all__ = [
     "CATALOG_VECTOR_FIELD",
@@ -149,6 +152,13 @@ def _create_chunk_collection(
             **_analyzed(analyzer),
         )
     schema.add_field(settings.vector_field, DataType.FLOAT_VECTOR, dim=dimension)
+    copy_length = vector_copy_length(dimension)
+    if analyzer and settings.vector_copy_field and copy_length <= MAX_TEXT:
+        # What BM25 and hybrid hits return for their cosine; only they ask for hit vectors.
+        # Nullable: rows another writer adds without it still fit (their vectors are read).
+        schema.add_field(
+            settings.vector_copy_field, DataType.VARCHAR, max_length=copy_length, nullable=True
+        )
     schema.add_field(settings.metadata_field, DataType.JSON)
     if settings.category_field:
         schema.add_field(settings.category_field, DataType.VARCHAR, max_length=MAX_CATEGORY)

@@ -266,7 +266,8 @@ def test_vectorstore_hybrid_fetches_vectors_when_the_store_omits_them(
 
     path, vector, expected = _vectorstore_similarities(metric_stores, real_embeddings, "hybrid", 10)
     store = path.hybrid_store
-    monkeypatch.setattr(store, "_get_output_fields", lambda: Milvus._get_output_fields(store))
+    without_vectors = [f for f in Milvus._get_output_fields(store) if f != store.vector_copy_field]
+    monkeypatch.setattr(store, "_get_output_fields", lambda: without_vectors)
     counter = _QueryCounter(path.dense_store.client, monkeypatch)
     hits = path.search(SearchRequest(POOL_QUERY, vector, None, k=10, retrieval_mode="hybrid"))
     assert counter.calls == 1

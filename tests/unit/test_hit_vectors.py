@@ -1,4 +1,5 @@
-"""The stored vectors of search hits read at once from pymilvus's response (the cosine's input)."""
+"""The stored vectors of search hits read at once from pymilvus's response (the cosine's input):
+the vector field's packed floats, or the vector copies (base64 of the float32 bytes)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ from pymilvus import DataType
 from pymilvus.client.search_result import SearchResult
 from pymilvus.grpc_gen import schema_pb2
 
-from langchain_lookup_knowledge.retrieval.hits import take_dense_vectors
+from langchain_lookup_knowledge.retrieval.hits import (
+    entity_vector,
+    take_dense_vectors,
+    take_hit_vectors,
+)
 from langchain_lookup_knowledge.retrieval.scores import cosine_to
+from langchain_lookup_knowledge.store.layout import CollectionLayout
+from langchain_lookup_knowledge.store.vector_copy import decode_vector_copies, encode_vector_copy
 
 VECTORS = [[0.1, 0.2, 0.3, 0.4], [0.5, -0.25, 1.0, 0.0], [1.5, 2.5, -3.5, 0.125]]
 KEYS = ["a#0", "b#0", "c#1"]
@@ -66,3 +73,69 @@ def test_hits_of_another_shape_keep_their_vectors():
     list(hits)  # already decoded hit by hit
     assert take_dense_vectors(hits, "vector") is None
     assert take_dense_vectors(search_result()[0], "other_field") is None
+
+
+def layout_with_copy(copy: str | None = "vector_b64") -> CollectionLayout:
+    return CollectionLayout(
+        name="kb",
+        id_field="pk",
+        content_field="text",
+        vector_field="vector",
+        dimension=4,
+        metric_type="COSINE",
+        index_type="FLAT",
+        sparse_field="sparse",
+        metadata_field=None,
+        category_field=None,
+        source_field=None,
+        analyzer="standard",
+        vector_copy_field=copy,
+    )
+
+
+def copy_result(copies: list[str | None]) -> SearchResult:
+    """A search response carrying the (nullable) vector copies as a VARCHAR field."""
+    pk = schema_pb2.FieldData(field_name="pk", type=DataType.VARCHAR)
+    pk.scalars.string_data.data.extend(KEYS)
+    copy = schema_pb2.FieldData(field_name="vector_b64", type=DataType.VARCHAR)
+    copy.scalars.string_data.data.extend([c or "" for c in copies])
+    copy.valid_data.extend([c is not None for c in copies])
+    data = schema_pb2.SearchResultData(
+        num_queries=1, top_k=3, topks=[3], output_fields=["pk", "vector_b64"]
+    )
+    data.ids.str_id.data.extend(KEYS)
+    data.scores.extend([0.9, 0.8, 0.7])
+    data.fields_data.extend([pk, copy])
+    return SearchResult(data)
+
+
+def test_the_copies_decode_to_the_vector_fields_float32_numbers_and_leave_the_hits():
+    hits = copy_result([encode_vector_copy(v) for v in VECTORS])[0]
+    vectors = take_hit_vectors(hits, layout_with_copy())
+    assert vectors is not None
+    assert vectors.dtype == np.float32
+    assert np.array_equal(vectors, take_dense_vectors(search_result()[0], "vector"))
+    assert all(set(hit["entity"]) == {"pk"} for hit in hits)
+
+
+def test_a_hit_without_its_copy_leaves_each_hit_to_its_own_fields():
+    copies = [encode_vector_copy(VECTORS[0]), None, encode_vector_copy(VECTORS[2])]
+    hits = copy_result(copies)[0]
+    layout = layout_with_copy()
+    assert take_hit_vectors(hits, layout) is None
+    found = [entity_vector(hit["entity"], layout) for hit in hits]
+    assert found[1] is None  # fetched by key by the caller
+    assert np.array_equal(found[0], np.float32(VECTORS[0]))
+    assert all("vector_b64" not in hit["entity"] for hit in hits)
+
+
+def test_a_copy_of_another_size_or_text_is_no_vector():
+    assert decode_vector_copies([encode_vector_copy(VECTORS[0])], 5) is None
+    assert decode_vector_copies(["not base64 at all!!!!"], 4) is None
+    assert decode_vector_copies([encode_vector_copy(VECTORS[0]), 7], 4) is None
+
+
+def test_without_a_copy_field_the_vector_fields_floats_are_read():
+    vectors = take_hit_vectors(search_result()[0], layout_with_copy(None))
+    assert vectors is not None
+    assert vectors.tolist() == np.asarray(VECTORS, dtype=np.float32).tolist()
