@@ -804,6 +804,33 @@ class BackendContract:
         assert layout.sparse_field is None
         assert (layout.metric_type, layout.dimension) == ("COSINE", 384)
 
+    @pytest.mark.parametrize("path_name", ["vectorstore", "sdk"])
+    def test_hybrid_cosines_come_from_the_vector_copy_where_the_collection_has_bm25(
+        self, backend_kb, real_embeddings, path_name
+    ):
+        client = open_client(backend_kb)
+        fields = {f["name"] for f in client.describe_collection(backend_kb.collection)["fields"]}
+        layout = LookupRuntime(backend_kb, embeddings=real_embeddings).layout
+        if lacks_bm25(backend_kb) is not None:  # dense hits carry their cosine: no copy
+            assert "vector_b64" not in fields
+            assert layout.vector_copy_field is None
+            return
+        assert layout.vector_copy_field == "vector_b64"
+        ignored = backend_kb.model_copy(update={"vector_copy_field": None})
+        vector = real_embeddings.embed_query(CRASH_QUERY)
+        request = SearchRequest(CRASH_QUERY, vector, None, k=10, retrieval_mode="hybrid")
+        similarities = [
+            [
+                (c.evidence_key, c.score_label.similarity)
+                for c in LookupRuntime(s, embeddings=real_embeddings)
+                .path(path_name)
+                .search(request)
+            ]
+            for s in (backend_kb, ignored)
+        ]
+        assert similarities[0]
+        assert similarities[0] == similarities[1]  # from the copy = from the vector field
+
     def test_hybrid_degrades_to_dense_with_a_trace_note(self, backend_kb, real_embeddings):
         if lacks_bm25(backend_kb) is None:
             pytest.skip("this backend has BM25: hybrid runs as hybrid")
