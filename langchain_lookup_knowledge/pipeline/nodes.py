@@ -52,6 +52,11 @@ from langchain_lookup_knowledge.pipeline.state import (
     RouteInput,
     unpack_vector,
 )
+from langchain_lookup_knowledge.pipeline.table_rows import (
+    DocumentChunk,
+    add_rows_for_agent,
+    store_document_fetch,
+)
 from langchain_lookup_knowledge.pipeline.transform import transform_query
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
 
@@ -195,6 +200,13 @@ class LookupNodes:
             start = time.perf_counter()
             selection = expand_for_agent(selection, self._fetch, self.settings)
             update = {"selection": selection, "timings_ms": {"expand": ms_since(start)}}
+        if selection is not None and selection.blocks and self.settings.table_rows:
+            start = time.perf_counter()
+            selection = add_rows_for_agent(
+                selection, self._fetch_document, self.settings, state.get("query", "")
+            )
+            timings = {**update.get("timings_ms", {}), "table_rows": ms_since(start)}
+            update = {"selection": selection, "timings_ms": timings}
         blocks = selection.blocks if selection is not None else []
         pack = pack_agent_context(blocks, self.settings, state.get("query", ""))
         return update | {"context_pack": pack}
@@ -204,6 +216,12 @@ class LookupNodes:
         runtime = self.runtime
         fetch = store_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
         return fetch(keys)
+
+    def _fetch_document(self, source: str) -> Sequence[DocumentChunk]:
+        """A document's stored chunks (the option rows of its tables)."""
+        runtime = self.runtime
+        fetch = store_document_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
+        return fetch(source)
 
     def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""

@@ -51,6 +51,16 @@ class RerankSettings(BaseModel):
         "top heading, read from the store by evidence key). 0 (the default) shows the matched "
         "chunk alone.",
     )
+    table_rows: int = Field(
+        default=3,
+        ge=0,
+        le=50,
+        description="Option rows: the best block also shows up to this many rows of its "
+        "document's markdown tables that hold the most of the question's terms (each term "
+        "weighted by how few of the document's rows hold it), each under its table's header "
+        "row, never a row it already shows and never past the room the context budget leaves "
+        "it. 0 adds none.",
+    )
 
     @field_validator("rerank_weights")
     @classmethod

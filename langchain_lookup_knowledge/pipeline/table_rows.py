@@ -1,0 +1,294 @@
+"""Option rows: the first block also shows the table rows of its document that answer a question.
+
+A how-to question is often answered by one row of a table of options (a configuration key, a
+command-line flag, an API parameter), and a chunk sized to the embedder's window holds a few
+rows of a long table. The best block is then the example that uses the options or the rows next
+to the one asked about. With ``table_rows`` set, the first evidence block gets up to that many
+more rows of its document's markdown tables:
+
+* the rows holding the most of the question's terms, each term weighted by how few of the
+  document's rows hold it (a term in every row, such as the document's own name, tells no row
+  apart); a row holding none is never added, nor one the block already shows;
+* each added row under its table's header row (unless the block shows that header), the tables
+  in document order and each table's rows in its order, after a ``…[truncated]`` line;
+* only as many as fit the room the context pack has for the first block (:func:`.knee.
+  agent_first_block_room`), so the pack never cuts them.
+
+The document's chunks are read from the store by source (one query per lookup); a failed read
+leaves the block as it was. The block keeps its identity, score and reasons; the evidence
+decision still reads the matched chunk (:attr:`.EvidenceSelection.matched_blocks`).
+
+Example:
+    >>> first = "| Name | Type | Description |\\n|---|---|---|\\n| rate | number | Per second. |"
+    >>> later = "| key | string | Count by. |\\n| nodelay | boolean | Do not delay a burst. |"
+    >>> chunks = [(0, "limit-req > Attributes", first), (1, "limit-req > Attributes", later)]
+    >>> tables = document_tables(chunks)
+    >>> [len(t.rows) for t in tables], tables[0].header
+    ([3], '| Name | Type | Description |')
+    >>> print(rows_for("| rate | number | Per second. |", tables, ["burst", "delay"], 2))
+    …[truncated]
+    <BLANKLINE>
+    | Name | Type | Description |
+    |---|---|---|
+    | nodelay | boolean | Do not delay a burst. |
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain_lookup_knowledge.core.filters import condition
+from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
+from langchain_lookup_knowledge.pipeline.excerpt import MARKER, line_hits
+from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key
+from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
+from langchain_lookup_knowledge.pipeline.term_match import query_terms
+from langchain_lookup_knowledge.settings import LookupSettings
+
+__all__ = [
+    "DocumentChunk",
+    "Table",
+    "add_table_rows",
+    "document_tables",
+    "rows_for",
+    "store_document_fetch",
+]
+
+log = logging.getLogger(__name__)
+
+DocumentChunk = tuple[int, str, str]
+"""A stored chunk of a document: its ordinal, breadcrumb and text (without its header)."""
+FetchDocument = Callable[[str], Sequence[DocumentChunk]]
+
+_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+MIN_TERMS = 2
+"""The question's terms a row must hold to be added (one term alone is often a common word)."""
+_MAX_CHUNKS = 2000
+"""Chunks of one document read at most (a document longer than that shows its first tables)."""
+
+
+@dataclass
+class Table:
+    """A markdown table of a document: its header row, its separator row and its rows."""
+
+    header: str
+    separator: str
+    breadcrumb: str
+    rows: list[str] = field(default_factory=list)
+
+
+def _is_row(line: str) -> bool:
+    return line.startswith("|") and len(line) > 1
+
+
+def _is_cut_row(line: str) -> bool:
+    return _is_row(line) and not line.endswith("|")
+
+
+def _is_separator(line: str) -> bool:
+    """A separator row, or a piece of one (a long one may be cut between chunks)."""
+    return "-" in line and _SEPARATOR.match(line) is not None
+
+
+def _document_lines(chunks: Sequence[DocumentChunk]) -> list[tuple[str, str]]:
+    """The lines of a document's chunks in ordinal order, each with its chunk's breadcrumb; a
+    table row cut between two chunks of one section is joined again, and an empty line stands
+    between chunks of different sections."""
+    lines: list[tuple[str, str]] = []
+    last_breadcrumb = None
+    for _, breadcrumb, text in sorted(chunks, key=lambda chunk: chunk[0]):
+        own = [line.strip() for line in text.strip().splitlines()]
+        if last_breadcrumb is not None and breadcrumb != last_breadcrumb:
+            lines.append((breadcrumb, ""))
+        elif lines and own and _is_cut_row(lines[-1][1]) and not _is_row(own[0]):
+            lines[-1] = (breadcrumb, lines[-1][1] + own.pop(0))
+        lines += [(breadcrumb, line) for line in own]
+        last_breadcrumb = breadcrumb
+    return lines
+
+
+def document_tables(chunks: Sequence[DocumentChunk]) -> list[Table]:
+    """The markdown tables of a document's chunks, each row once.
+
+    A table starts at a header row followed by a separator row and runs to the first line that
+    is not a row, within one section (chunks with the same breadcrumb, in ordinal order); rows
+    whose header was never seen, and anything inside a code block, are not table rows.
+    """
+    lines = _document_lines(chunks)
+    tables: list[Table] = []
+    current: Table | None = None
+    fenced = False
+    for index, (breadcrumb, line) in enumerate(lines):
+        if _FENCE.match(line):
+            fenced, current = not fenced, None
+            continue
+        if _is_separator(line):
+            continue
+        if fenced or not _is_row(line):
+            current = None
+            continue
+        following = lines[index + 1][1] if index + 1 < len(lines) else ""
+        if _is_separator(following) and following.startswith("|"):
+            current = Table(header=line, separator=_separator_for(line), breadcrumb=breadcrumb)
+            tables.append(current)
+        elif current is not None and line not in current.rows:
+            current.rows.append(line)
+    return tables
+
+
+def _separator_for(header: str) -> str:
+    """A short separator row for ``header`` (the document's may be cut between chunks)."""
+    cells = header.strip("|").count("|") + 1
+    return "|" + "---|" * cells
+
+
+def _row_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
+    """Each row's score: the sum, over the question's terms it holds, of the term's weight
+    ``log((n + 1) / (rows holding it + 0.5))`` among the ``n`` rows; 0 for a row holding fewer
+    than :data:`MIN_TERMS` of them (all of them, for a shorter question)."""
+    held = [[t for t in terms if line_hits(row, [t])] for row in rows]
+    counts: dict[str, int] = {}
+    for found in held:
+        for term in found:
+            counts[term] = counts.get(term, 0) + 1
+    n = len(rows)
+    weight = {t: math.log((n + 1) / (c + 0.5)) for t, c in counts.items()}
+    least = min(MIN_TERMS, len(terms))
+    return [sum(weight[t] for t in found) if len(found) >= least else 0.0 for found in held]
+
+
+def rows_for(
+    content: str, tables: Sequence[Table], terms: Sequence[str], count: int, room: int | None = None
+) -> str:
+    """The text to append to a block showing ``content``: up to ``count`` rows of ``tables``
+    that hold the most of ``terms`` and that ``content`` does not show, each table's part under
+    its header, the whole at most ``room`` characters as the model reads it (quoted); "" when
+    no row is added."""
+    if count <= 0 or not terms:
+        return ""
+    shown = {line.strip() for line in content.splitlines()}
+    places = [(t, r) for t, table in enumerate(tables) for r in range(len(table.rows))]
+    scores = _row_scores([tables[t].rows[r] for t, r in places], terms)
+    ranked = sorted(
+        (
+            i
+            for i, s in enumerate(scores)
+            if s > 0 and tables[places[i][0]].rows[places[i][1]] not in shown
+        ),
+        key=lambda i: (-scores[i], i),
+    )
+    chosen: list[int] = []
+    text = ""
+    for index in ranked:
+        if len(chosen) == count:
+            break
+        trial = _render(
+            content, tables, sorted([*chosen, index], key=lambda i: places[i]), places, shown
+        )
+        if room is None or shown_size(f"{content.rstrip()}\n\n{trial}") <= room:
+            chosen.append(index)
+            text = trial
+    return text
+
+
+def _render(
+    content: str,
+    tables: Sequence[Table],
+    chosen: Sequence[int],
+    places: Sequence[tuple[int, int]],
+    shown: set[str],
+) -> str:
+    parts: list[str] = [MARKER, ""]
+    last_table = None
+    for index in chosen:
+        t, r = places[index]
+        table = tables[t]
+        if t != last_table:
+            if last_table is not None:
+                parts.append("")
+            if table.header not in shown:
+                parts += [table.header, table.separator]
+            last_table = t
+        parts.append(table.rows[r])
+    return "\n".join(parts)
+
+
+def add_table_rows(
+    selection: EvidenceSelection,
+    fetch: FetchDocument,
+    count: int,
+    room: int,
+    query: str,
+) -> EvidenceSelection:
+    """The selection with its first block showing up to ``count`` more table rows of its
+    document (see the module docstring), within ``room`` characters as the model reads them."""
+    if count <= 0 or not selection.blocks:
+        return selection
+    best = selection.blocks[0]
+    terms = query_terms(query)
+    parsed = split_key(best.evidence_key)
+    if not terms or parsed is None or shown_size(best.content) >= room:
+        return selection
+    try:
+        chunks = fetch(parsed[0])
+    except Exception as exc:  # more rows are a nicety, never a failure
+        log.warning("table rows: %s not read: %s", parsed[0], exc)
+        return selection
+    tables = document_tables(chunks)
+    if not tables:
+        return selection
+    added = rows_for(best.content, tables, terms, count, room)
+    if not added:
+        return selection
+    grown = best.model_copy(update={"content": f"{best.content.rstrip()}\n\n{added}"})
+    matched = selection.matched_first if selection.matched_first is not None else best
+    return replace(selection, blocks=[grown, *selection.blocks[1:]], matched_first=matched)
+
+
+def add_rows_for_agent(
+    selection: EvidenceSelection, fetch: FetchDocument, settings: LookupSettings, query: str
+) -> EvidenceSelection:
+    """:func:`add_table_rows` with the lookup's settings: ``table_rows`` rows at most, within
+    the room the context pack has for the first block."""
+    if settings.table_rows <= 0 or not selection.blocks:
+        return selection
+    room = agent_first_block_room(selection.blocks, settings)
+    return add_table_rows(selection, fetch, settings.table_rows, room, query)
+
+
+def store_document_fetch(client: Any, layout: Any, timeout: float | None) -> FetchDocument:
+    """A :data:`FetchDocument` over a Milvus chunk collection (one query by source)."""
+
+    def fetch(source: str) -> list[DocumentChunk]:
+        fields = [layout.id_field, layout.content_field]
+        if layout.metadata_field:
+            fields.append(layout.metadata_field)
+        if layout.source_field:
+            where = condition(layout.source_field, [source])
+        else:
+            escaped = source.replace("\\", "\\\\").replace('"', '\\"').replace("%", "\\%")
+            where = f'{layout.id_field} like "{escaped}#%"'
+        rows = client.query(
+            layout.name, filter=where, output_fields=fields, limit=_MAX_CHUNKS, timeout=timeout
+        )
+        out: list[DocumentChunk] = []
+        for row in rows:
+            parsed = split_key(str(row.get(layout.id_field)))
+            if parsed is None or parsed[0] != source:
+                continue
+            metadata = row.get(layout.metadata_field) if layout.metadata_field else None
+            metadata = metadata if isinstance(metadata, dict) else {}
+            content = str(row.get(layout.content_field) or "")
+            offset = metadata.get("body_offset")
+            if isinstance(offset, int) and 0 < offset < len(content):
+                content = content[offset:]
+            out.append((parsed[1], str(metadata.get("breadcrumb") or ""), content))
+        return out
+
+    return fetch
