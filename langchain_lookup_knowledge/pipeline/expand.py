@@ -227,14 +227,14 @@ def expand_selection(
 
 
 def expand_for_agent(
-    selection: EvidenceSelection, fetch: Fetch, settings: LookupSettings
+    selection: EvidenceSelection, fetch: Fetch, settings: LookupSettings, reserve: int = 0
 ) -> EvidenceSelection:
     """:func:`expand_selection` with the lookup's settings: up to ``section_expand_chars``, never
-    past the room the context pack has for the first block, other matches down to the
-    relevance knee."""
+    past the room the context pack has for the first block less ``reserve`` (what is to be
+    added after it: :mod:`.table_rows`), other matches down to the relevance knee."""
     if settings.section_expand_chars <= 0 or not selection.blocks:
         return selection
-    room = agent_first_block_room(selection.blocks, settings)
+    room = agent_first_block_room(selection.blocks, settings) - reserve
     limit = min(settings.section_expand_chars, room)
     return expand_selection(selection, fetch, limit, min_share=settings.relevance_knee)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -55,6 +56,7 @@ from langchain_lookup_knowledge.pipeline.state import (
 from langchain_lookup_knowledge.pipeline.table_rows import (
     DocumentChunk,
     add_rows_for_agent,
+    rows_room,
     store_document_fetch,
 )
 from langchain_lookup_knowledge.pipeline.transform import transform_query
@@ -195,21 +197,28 @@ class LookupNodes:
     def pack_context(self, state: PackInput) -> Update:
         """Pack evidence into the agent's context within the budget."""
         selection = state.get("selection")
+        query = state.get("query", "")
         update: Update = {}
-        if selection is not None and selection.blocks and self.settings.section_expand_chars:
+        timings: dict[str, float] = {}
+        if selection is None or not selection.blocks:
+            return {"context_pack": pack_agent_context([], self.settings, query)}
+        fetch_document = lru_cache(maxsize=1)(self._fetch_document)  # one read per lookup
+        reserve = 0
+        if self.settings.table_rows:
             start = time.perf_counter()
-            selection = expand_for_agent(selection, self._fetch, self.settings)
-            update = {"selection": selection, "timings_ms": {"expand": ms_since(start)}}
-        if selection is not None and selection.blocks and self.settings.table_rows:
+            reserve = rows_room(selection, fetch_document, self.settings, query)
+            timings["table_rows"] = ms_since(start)
+        if self.settings.section_expand_chars:
             start = time.perf_counter()
-            selection = add_rows_for_agent(
-                selection, self._fetch_document, self.settings, state.get("query", "")
-            )
-            timings = {**update.get("timings_ms", {}), "table_rows": ms_since(start)}
+            selection = expand_for_agent(selection, self._fetch, self.settings, reserve)
+            timings["expand"] = ms_since(start)
+        if reserve:
+            start = time.perf_counter()
+            selection = add_rows_for_agent(selection, fetch_document, self.settings, query)
+            timings["table_rows"] += ms_since(start)
+        if timings:
             update = {"selection": selection, "timings_ms": timings}
-        blocks = selection.blocks if selection is not None else []
-        pack = pack_agent_context(blocks, self.settings, state.get("query", ""))
-        return update | {"context_pack": pack}
+        return update | {"context_pack": pack_agent_context(selection.blocks, self.settings, query)}
 
     def _fetch(self, keys: Sequence[str]) -> Mapping[str, Neighbour]:
         """Stored chunks by evidence key (small-to-big's neighbours)."""

@@ -56,6 +56,7 @@ __all__ = [
     "add_table_rows",
     "document_tables",
     "rows_for",
+    "rows_room",
     "store_document_fetch",
 ]
 
@@ -260,6 +261,17 @@ def add_rows_for_agent(
         return selection
     room = agent_first_block_room(selection.blocks, settings)
     return add_table_rows(selection, fetch, settings.table_rows, room, query)
+
+
+def rows_room(
+    selection: EvidenceSelection, fetch: FetchDocument, settings: LookupSettings, query: str
+) -> int:
+    """The characters (as the model reads them) the rows add to the first block as matched:
+    the room small-to-big leaves them when both are on (0: no row to add)."""
+    grown = add_rows_for_agent(selection, fetch, settings, query)
+    if grown is selection:
+        return 0
+    return shown_size(grown.blocks[0].content) - shown_size(selection.blocks[0].content)
 
 
 def store_document_fetch(client: Any, layout: Any, timeout: float | None) -> FetchDocument:

@@ -179,6 +179,7 @@ def test_the_best_block_shows_its_documents_other_match_the_cap_left_out(setting
                     "section_expand_chars": limit,
                     "per_document_cap": 1,  # the attribute table is no block of its own
                     "context_budget_chars": 6000,
+                    "table_rows": 0,  # the row comes from the search's other match alone
                 }
             )
         )

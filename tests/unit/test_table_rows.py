@@ -6,15 +6,19 @@ fragments of a few rows the way an ingest splits it.
 
 from __future__ import annotations
 
+from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document
 from langchain_lookup_knowledge.knowledge.documents import parse_document
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
-from langchain_lookup_knowledge.pipeline.expand import shown_size
+from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_for_agent, shown_size
+from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
 from langchain_lookup_knowledge.pipeline.table_rows import (
+    add_rows_for_agent,
     add_table_rows,
     document_tables,
     rows_for,
+    rows_room,
 )
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
 
@@ -118,8 +122,11 @@ def test_a_row_cut_between_two_chunks_is_joined():
     assert rows[0] == "| nodelay | boolean | False | false | | Do not delay the burst. |"
 
 
-def _block(key: str, content: str, score: float) -> EvidenceBlock:
-    return EvidenceBlock(evidence_key=key, source=key.split("#")[0], content=content, score=score)
+def _block(key: str, content: str, score: float, breadcrumb: str = "") -> EvidenceBlock:
+    source = key.split("#")[0]
+    return EvidenceBlock(
+        evidence_key=key, source=source, breadcrumb=breadcrumb, content=content, score=score
+    )
 
 
 def test_the_selection_keeps_the_matched_chunk_for_the_decision():
@@ -150,3 +157,30 @@ def test_a_failed_read_leaves_the_selection_as_it_was():
         raise TimeoutError("store timed out")
 
     assert add_table_rows(selection, failing_fetch, 3, 4000, QUESTION) is selection
+
+
+def test_small_to_big_leaves_the_rows_their_room(tmp_path):
+    chunks, stored = _chunks()
+    first = next(c for c in chunks if "| rate |" in c.text)
+    best = _block(first.evidence_key, first.text, 0.9, first.breadcrumb)
+    selection = EvidenceSelection(blocks=[best])
+    settings = LookupSettings(
+        milvus_uri=str(tmp_path / "kb.db"), section_expand_chars=20_000, context_budget_chars=3000
+    )
+    reserve = rows_room(selection, lambda source: stored, settings, QUESTION)
+    added = rows_for(first.text, document_tables(stored), query_terms(QUESTION), 3)
+    assert reserve == shown_size(f"{first.text.rstrip()}\n\n{added}") - shown_size(first.text)
+    assert rows_room(selection, lambda source: [], settings, QUESTION) == 0
+
+    def neighbours(keys):
+        return {c.evidence_key: Neighbour(c.ordinal, c.breadcrumb, c.text) for c in chunks}
+
+    room = agent_first_block_room(selection.blocks, settings)
+    assert expand_for_agent(selection, neighbours, settings).blocks[0] != best
+    no_room = room - shown_size(best.content)
+    assert expand_for_agent(selection, neighbours, settings, no_room) is selection
+    grown = expand_for_agent(selection, neighbours, settings, reserve)
+    assert shown_size(grown.blocks[0].content) <= room - reserve
+    shown = add_rows_for_agent(grown, lambda source: stored, settings, QUESTION)
+    assert NODELAY in shown.blocks[0].content or NODELAY in grown.blocks[0].content
+    assert shown_size(shown.blocks[0].content) <= room
