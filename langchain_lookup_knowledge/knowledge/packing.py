@@ -198,10 +198,15 @@ def pack_sections(
         last = current[-1]
         keep: list[_Unit] = []
         if overlap and queue and queue[0].section == last.section and queue[0].prose:
+            # Whole sentences up to ``overlap`` characters, or the one last sentence when it is
+            # longer: a sentence past the overlap is still carried while the carried text stays
+            # within half a chunk (scientific prose has few sentences under 150 characters).
             for unit in reversed(current[carried:]):
                 if not unit.prose or unit.section != last.section:
                     break
-                if sum(u.end - u.start for u in keep) + unit.end - unit.start > overlap:
+                size = sum(u.end - u.start for u in keep)
+                grown = size + unit.end - unit.start
+                if grown > overlap and (keep or grown > chunk_size // 2):
                     break
                 keep.insert(0, unit)
         current, carried = keep, len(keep)

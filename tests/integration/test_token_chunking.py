@@ -137,6 +137,34 @@ def test_overlap_repeats_whole_sentences():
         assert left.text.rstrip().endswith(".")
 
 
+def _findings(count: int, words: int) -> str:
+    """Sentences of ``words`` words each, longer than the default overlap (150 characters)."""
+    filler = " ".join(f"cohort{w}" for w in range(words))
+    return " ".join(
+        f"Finding {i} shows that {filler} in patients of group {i}." for i in range(count)
+    )
+
+
+def test_overlap_carries_the_last_sentence_when_it_is_longer_than_the_overlap():
+    doc = _doc("# Results\n\n" + _findings(30, 25))
+    chunks = chunk_document(doc, chunk_size=1000, overlap=150)
+    assert len(chunks) >= 3
+    for left, right in itertools.pairwise(chunks):
+        head = right.text[: right.text.index(".") + 1]
+        assert len(head) > 150
+        assert left.text.endswith(head)  # the next chunk opens with the last sentence
+
+
+def test_overlap_never_carries_a_sentence_longer_than_half_a_chunk():
+    doc = _doc("# Results\n\n" + _findings(12, 70))
+    chunks = chunk_document(doc, chunk_size=1000, overlap=150)
+    assert len(chunks) >= 3
+    for left, right in itertools.pairwise(chunks):
+        head = right.text[: right.text.index(".") + 1]
+        assert len(head) > 500
+        assert head not in left.text
+
+
 def test_chinese_prose_is_cut_at_sentence_ends(count):
     sentences = "".join(
         f"第{i}步：检查 TiKV 节点 tikv-{i} 的磁盘使用率并清理过期数据。" for i in range(80)
