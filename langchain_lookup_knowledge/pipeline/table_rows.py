@@ -92,6 +92,11 @@ def _is_cut_row(line: str) -> bool:
     return _is_row(line) and not line.endswith("|")
 
 
+def _is_row_tail(line: str) -> bool:
+    """The rest of a row cut between chunks: it ends the row, it does not start one."""
+    return not line.startswith("|") and line.endswith("|")
+
+
 def _is_separator(line: str) -> bool:
     """A separator row, or a piece of one (a long one may be cut between chunks)."""
     return "-" in line and _SEPARATOR.match(line) is not None
@@ -107,7 +112,7 @@ def _document_lines(chunks: Sequence[DocumentChunk]) -> list[tuple[str, str]]:
         own = [line.strip() for line in text.strip().splitlines()]
         if last_breadcrumb is not None and breadcrumb != last_breadcrumb:
             lines.append((breadcrumb, ""))
-        elif lines and own and _is_cut_row(lines[-1][1]) and not _is_row(own[0]):
+        elif lines and own and _is_cut_row(lines[-1][1]) and _is_row_tail(own[0]):
             lines[-1] = (breadcrumb, lines[-1][1] + own.pop(0))
         lines += [(breadcrumb, line) for line in own]
         last_breadcrumb = breadcrumb

@@ -184,3 +184,12 @@ def test_small_to_big_leaves_the_rows_their_room(tmp_path):
     shown = add_rows_for_agent(grown, lambda source: stored, settings, QUESTION)
     assert NODELAY in shown.blocks[0].content or NODELAY in grown.blocks[0].content
     assert shown_size(shown.blocks[0].content) <= room
+
+
+def test_only_the_tail_of_a_cut_row_is_joined_to_it():
+    stored = [
+        (0, "p > Attributes", f"{HEADER}\n|---|---|---|---|---|---|\n| nodelay | boolean"),
+        (1, "p > Attributes", "Send a few requests to see the burst delayed."),
+    ]
+    rows = document_tables(stored)[0].rows
+    assert rows == ["| nodelay | boolean"]
