@@ -52,14 +52,14 @@ class RerankSettings(BaseModel):
         "chunk alone.",
     )
     table_rows: int = Field(
-        default=3,
+        default=0,
         ge=0,
         le=50,
         description="Option rows: the best block also shows up to this many rows of its "
         "document's markdown tables that hold the most of the question's terms (each term "
         "weighted by how few of the document's rows hold it), each under its table's header "
         "row, never a row it already shows and never past the room the context budget leaves "
-        "it. 0 adds none.",
+        "it. 0 (default) adds none.",
     )
 
     @field_validator("rerank_weights")

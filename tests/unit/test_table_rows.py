@@ -165,7 +165,10 @@ def test_small_to_big_leaves_the_rows_their_room(tmp_path):
     best = _block(first.evidence_key, first.text, 0.9, first.breadcrumb)
     selection = EvidenceSelection(blocks=[best])
     settings = LookupSettings(
-        milvus_uri=str(tmp_path / "kb.db"), section_expand_chars=20_000, context_budget_chars=3000
+        milvus_uri=str(tmp_path / "kb.db"),
+        section_expand_chars=20_000,
+        context_budget_chars=3000,
+        table_rows=3,
     )
     reserve = rows_room(selection, lambda source: stored, settings, QUESTION)
     added = rows_for(first.text, document_tables(stored), query_terms(QUESTION), 3)
