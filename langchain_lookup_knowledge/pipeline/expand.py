@@ -39,7 +39,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -239,6 +239,26 @@ def expand_for_agent(
     return expand_selection(selection, fetch, limit, min_share=settings.relevance_knee)
 
 
+def stored_chunks(rows: Iterable[Mapping[str, Any]], layout: Any) -> dict[str, Neighbour]:
+    """Rows of a Milvus chunk collection (key, content, metadata) by evidence key: each chunk's
+    ordinal, breadcrumb and text without its header (``body_offset``); a row whose key is not
+    ``source#ordinal`` is left out."""
+    out: dict[str, Neighbour] = {}
+    for row in rows:
+        key = str(row.get(layout.id_field))
+        parsed = split_key(key)
+        if parsed is None:
+            continue
+        metadata = row.get(layout.metadata_field) if layout.metadata_field else None
+        metadata = metadata if isinstance(metadata, dict) else {}
+        content = str(row.get(layout.content_field) or "")
+        offset = metadata.get("body_offset")
+        if isinstance(offset, int) and 0 < offset < len(content):
+            content = content[offset:]
+        out[key] = Neighbour(parsed[1], str(metadata.get("breadcrumb") or ""), content)
+    return out
+
+
 def store_fetch(client: Any, layout: Any, timeout: float | None) -> Fetch:
     """A :data:`Fetch` over a Milvus chunk collection (one query by primary keys)."""
 
@@ -252,19 +272,6 @@ def store_fetch(client: Any, layout: Any, timeout: float | None) -> Fetch:
             output_fields=fields,
             timeout=timeout,
         )
-        out: dict[str, Neighbour] = {}
-        for row in rows:
-            key = str(row.get(layout.id_field))
-            parsed = split_key(key)
-            metadata = row.get(layout.metadata_field) if layout.metadata_field else None
-            metadata = metadata if isinstance(metadata, dict) else {}
-            if parsed is None:
-                continue
-            content = str(row.get(layout.content_field) or "")
-            offset = metadata.get("body_offset")
-            if isinstance(offset, int) and 0 < offset < len(content):
-                content = content[offset:]
-            out[key] = Neighbour(parsed[1], str(metadata.get("breadcrumb") or ""), content)
-        return out
+        return stored_chunks(rows, layout)
 
     return fetch

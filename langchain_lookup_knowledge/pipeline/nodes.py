@@ -202,20 +202,21 @@ class LookupNodes:
         timings: dict[str, float] = {}
         if selection is None or not selection.blocks:
             return {"context_pack": pack_agent_context([], self.settings, query)}
+        rows, expand = self.settings.table_rows > 0, self.settings.section_expand_chars > 0
         fetch_document = lru_cache(maxsize=1)(self._fetch_document)  # one read per lookup
         reserve = 0
-        if self.settings.table_rows:
+        if rows and expand:  # small-to-big leaves the rows their room
             start = time.perf_counter()
             reserve = rows_room(selection, fetch_document, self.settings, query)
             timings["table_rows"] = ms_since(start)
-        if self.settings.section_expand_chars:
+        if expand:
             start = time.perf_counter()
             selection = expand_for_agent(selection, self._fetch, self.settings, reserve)
             timings["expand"] = ms_since(start)
-        if reserve:
+        if reserve or (rows and not expand):  # rows are measured once, added once
             start = time.perf_counter()
             selection = add_rows_for_agent(selection, fetch_document, self.settings, query)
-            timings["table_rows"] += ms_since(start)
+            timings["table_rows"] = timings.get("table_rows", 0.0) + ms_since(start)
         if timings:
             update = {"selection": selection, "timings_ms": timings}
         return update | {"context_pack": pack_agent_context(selection.blocks, self.settings, query)}

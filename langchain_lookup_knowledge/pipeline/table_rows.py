@@ -45,7 +45,7 @@ from typing import Any
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, line_hits
-from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key
+from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key, stored_chunks
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -294,18 +294,10 @@ def store_document_fetch(client: Any, layout: Any, timeout: float | None) -> Fet
         rows = client.query(
             layout.name, filter=where, output_fields=fields, limit=_MAX_CHUNKS, timeout=timeout
         )
-        out: list[DocumentChunk] = []
-        for row in rows:
-            parsed = split_key(str(row.get(layout.id_field)))
-            if parsed is None or parsed[0] != source:
-                continue
-            metadata = row.get(layout.metadata_field) if layout.metadata_field else None
-            metadata = metadata if isinstance(metadata, dict) else {}
-            content = str(row.get(layout.content_field) or "")
-            offset = metadata.get("body_offset")
-            if isinstance(offset, int) and 0 < offset < len(content):
-                content = content[offset:]
-            out.append((parsed[1], str(metadata.get("breadcrumb") or ""), content))
-        return out
+        return [
+            (chunk.ordinal, chunk.breadcrumb, chunk.text)
+            for key, chunk in stored_chunks(rows, layout).items()
+            if (split_key(key) or ("", 0))[0] == source
+        ]
 
     return fetch
