@@ -50,16 +50,44 @@ from langchain_lookup_knowledge.retrieval.scores import dense_label, fused_label
 from langchain_lookup_knowledge.settings import LookupSettings
 
 
-def fetch(args: argparse.Namespace, queries: dict[str, str]) -> dict[str, Any]:
-    from pymilvus import DataType, MilvusClient
+def _bm25_collection(
+    bm: Any, name: str, rows: list[dict[str, str]], layout: Any, base: Any
+) -> None:
+    """A BM25-only collection ``name`` over ``rows`` (id, text) in ``bm``, with the BM25
+    parameters of ``base`` (the Milvus Lite index algorithm)."""
+    from pymilvus import DataType
 
-    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
     from langchain_lookup_knowledge.store.bm25_index import (
         add_bm25_field,
         bm25_parameters,
         sparse_index_params,
     )
     from langchain_lookup_knowledge.store.index_record import add_index_arguments
+
+    schema = bm.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, max_length=256, is_primary=True)
+    schema.add_field(
+        "text",
+        DataType.VARCHAR,
+        max_length=65535,
+        enable_analyzer=True,
+        analyzer_params={"type": layout.analyzer or "standard"},
+    )
+    add_bm25_field(schema, source="text", sparse="sparse", name="text_bm25")
+    index = bm.prepare_index_params()
+    spec = sparse_index_params(bm25_parameters(base, "standard"))
+    spec["params"]["inverted_index_algo"] = "TAAT_NAIVE"  # what Milvus Lite supports
+    index.add_index("sparse", **add_index_arguments(spec))
+    bm.create_collection(name, schema=schema, index_params=index)
+    for start in range(0, len(rows), 500):
+        bm.insert(name, rows[start : start + 500])
+    bm.flush(name)
+
+
+def fetch(args: argparse.Namespace, queries: dict[str, str]) -> dict[str, Any]:
+    from pymilvus import MilvusClient
+
+    from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 
     data = load_beir(args.dir, args.split)
     settings = LookupSettings(milvus_uri=args.uri, record_invocations=False)
@@ -89,28 +117,11 @@ def fetch(args: argparse.Namespace, queries: dict[str, str]) -> dict[str, Any]:
     docs = Path(args.cache) / "docbm25.db"
     bm = MilvusClient(str(docs))
     if not bm.has_collection("docs"):
-        schema = bm.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("id", DataType.VARCHAR, max_length=256, is_primary=True)
-        schema.add_field(
-            "text",
-            DataType.VARCHAR,
-            max_length=65535,
-            enable_analyzer=True,
-            analyzer_params={"type": layout.analyzer or "standard"},
-        )
-        add_bm25_field(schema, source="text", sparse="sparse", name="text_bm25")
-        index = bm.prepare_index_params()
-        spec = sparse_index_params(bm25_parameters(base, "standard"))
-        spec["params"]["inverted_index_algo"] = "TAAT_NAIVE"  # what Milvus Lite supports
-        index.add_index("sparse", **add_index_arguments(spec))
-        bm.create_collection("docs", schema=schema, index_params=index)
         rows = [
             {"id": doc_id, "text": layout.bm25_text_of(f"{title}\n\n{text}")[:60000]}
             for doc_id, (title, text) in data.corpus.items()
         ]
-        for start in range(0, len(rows), 500):
-            bm.insert("docs", rows[start : start + 500])
-        bm.flush("docs")
+        _bm25_collection(bm, "docs", rows, layout, base)
 
     per_q: dict[str, Any] = {}
     for n, (qid, text) in enumerate(queries.items(), start=1):
@@ -149,14 +160,7 @@ def chunk_bm25_legs(
 ) -> bool:
     """Add to each query's lists a BM25 leg over the chunks with another BM25 input per
     chunk (``texts``: leg name -> the chunk key's text), each leg a BM25-only collection."""
-    from pymilvus import DataType, MilvusClient
-
-    from langchain_lookup_knowledge.store.bm25_index import (
-        add_bm25_field,
-        bm25_parameters,
-        sparse_index_params,
-    )
-    from langchain_lookup_knowledge.store.index_record import add_index_arguments
+    from pymilvus import MilvusClient
 
     missing = [n for n in texts if n not in next(iter(cache["queries"].values()))["lists"]]
     if not missing:
@@ -168,28 +172,11 @@ def chunk_bm25_legs(
     for name in missing:
         coll = "c_" + "".join(ch if ch.isalnum() else "_" for ch in name)
         if not bm.has_collection(coll):
-            schema = bm.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("id", DataType.VARCHAR, max_length=256, is_primary=True)
-            schema.add_field(
-                "text",
-                DataType.VARCHAR,
-                max_length=65535,
-                enable_analyzer=True,
-                analyzer_params={"type": layout.analyzer or "standard"},
-            )
-            add_bm25_field(schema, source="text", sparse="sparse", name="text_bm25")
-            index = bm.prepare_index_params()
-            spec = sparse_index_params(bm25_parameters(base, "standard"))
-            spec["params"]["inverted_index_algo"] = "TAAT_NAIVE"
-            index.add_index("sparse", **add_index_arguments(spec))
-            bm.create_collection(coll, schema=schema, index_params=index)
             rows = [
                 {"id": key, "text": layout.bm25_text_of(texts[name](key))[:60000]}
                 for key in cache["chunks"]
             ]
-            for start in range(0, len(rows), 500):
-                bm.insert(coll, rows[start : start + 500])
-            bm.flush(coll)
+            _bm25_collection(bm, coll, rows, layout, base)
         for qid, entry in cache["queries"].items():
             request = SearchRequest.configured(
                 base,
