@@ -29,6 +29,7 @@ from langchain_lookup_knowledge.knowledge.markdown_text import (
     strip_html_comments,
 )
 from langchain_lookup_knowledge.knowledge.mdx import strip_tab_markup
+from langchain_lookup_knowledge.knowledge.tables import compact_tables
 
 __all__ = [
     "MAX_HEADING_CHARS",
@@ -187,7 +188,7 @@ def parse_document(
     if not text.strip():
         raise UnreadableFileError("empty file")
     meta, body, warnings = frontmatter_and_body(text, source)
-    body = strip_tab_markup(strip_html_comments(body))
+    body = compact_tables(strip_tab_markup(strip_html_comments(body)))
     if not body.strip():
         raise UnreadableFileError("no content after the frontmatter")
     parts = PurePosixPath(source).parts
