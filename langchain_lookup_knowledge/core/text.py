@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Set as AbstractSet
 
 __all__ = [
     "CJK_CHARS",
@@ -28,6 +29,7 @@ __all__ = [
     "contains_bounded",
     "fold",
     "has_cjk",
+    "holds_word_key",
     "is_cjk_char",
     "is_cjk_corpus",
     "latin_word_count",
@@ -168,7 +170,27 @@ def word_key_set(text: str) -> frozenset[str]:
         folded = set(_WORD.findall(text.lower()))
     else:  # casefold per word: folding the whole text can split a word ("İ" -> "i̇")
         folded = {w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))}
-    return frozenset([singular(w) for w in folded])
+    # singular() inline (a call per word is most of the work on a long chunk)
+    return frozenset(
+        [w[:-1] if len(w) >= 4 and w[-1] == "s" and w[-2] != "s" else w for w in folded]
+    )
+
+
+def holds_word_key(key: str, words: AbstractSet[str]) -> bool:
+    """Whether one of the folded ``words`` has the word key ``key`` (``singular(w) == key``):
+    what ``key in word_key_set(text)`` says, given ``words``, the text's folded words,
+    without the key of every word (a word's key is itself or itself without a plural ``s``).
+
+    Example:
+        >>> holds_word_key("node", {"nodes", "are", "down"}), holds_word_key("node", {"nod"})
+        (True, False)
+        >>> holds_word_key("bus", {"bus"}), holds_word_key("bu", {"bus"})
+        (True, False)
+    """
+    if key in words and singular(key) == key:
+        return True
+    plural = key + "s"
+    return plural in words and singular(plural) == key
 
 
 def cjk_bigrams(text: str) -> list[str]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langchain_lookup_knowledge.core.text import fold, word_key_set
+from langchain_lookup_knowledge.core.text import fold, holds_word_key, raw_words, word_key_set
 
 __all__ = ["ELIDED", "focused_cut", "line_hits"]
 
@@ -49,8 +49,8 @@ def line_hits(line: str, terms: Sequence[str]) -> int:
         present = [t for t in terms if t in lowered]
         if not present:
             return 0
-        words = word_key_set(line)
-        return sum(1 for t in present if t in words)
+        folded_words = set(raw_words(lowered))  # ASCII: folding is lowercasing
+        return sum(1 for t in present if holds_word_key(t, folded_words))
     words = word_key_set(line)
     folded = fold(line)
     return sum(1 for t in terms if (t in words if t.isascii() else t in folded))

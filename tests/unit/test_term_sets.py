@@ -75,3 +75,38 @@ def test_rerank_with_a_warm_memo_scores_as_with_a_cold_one():
     assert [(s.evidence_key, s.final, s.reasons, s.terms_found) for s in warm] == [
         (s.evidence_key, s.final, s.reasons, s.terms_found) for s in cold
     ]
+
+
+WORDISH = st.text(alphabet="abcsS ", min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ASCII, st.one_of(WORDISH, st.sampled_from(["bus", "bu", "class", "clas", "is", "ss"])))
+def test_holds_word_key_says_what_the_word_key_set_says(text, key):
+    from langchain_lookup_knowledge.core.text import holds_word_key, raw_words
+
+    words = set(raw_words(text.lower()))
+    for candidate in {key, key.strip().lower(), key.lower() + "s", key.lower().rstrip("s")}:
+        assert holds_word_key(candidate, words) == (candidate in word_key_set(text))
+
+
+def _line_hits_by_definition(line: str, terms: list[str]) -> int:
+    words, folded = word_key_set(line), fold(line)
+    return sum(1 for t in terms if (t in words if t.isascii() else t in folded))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(ASCII, st.text(max_size=120)),
+    st.lists(st.one_of(WORDISH, st.sampled_from(["pod", "pods", "node", "class", "磁盘"]))),
+)
+def test_line_hits_counts_the_terms_a_line_holds_as_word_keys(line, terms):
+    from langchain_lookup_knowledge.pipeline.excerpt import line_hits
+
+    assert line_hits(line, terms) == _line_hits_by_definition(line, terms)
+
+
+def test_a_plural_line_word_counts_for_its_singular_term_and_a_short_one_does_not():
+    from langchain_lookup_knowledge.pipeline.excerpt import line_hits
+
+    assert line_hits("> Nodes and buses: the class is set", ["node", "buse", "class", "bu"]) == 3
