@@ -154,8 +154,19 @@ class EvidenceSignals:
 
     def as_dict(self) -> dict[str, float | str]:
         """Rounded, for traces and evaluation reports."""
-        values = ((f.name, getattr(self, f.name)) for f in fields(self))  # scalars: no deep copy
+        values = ((k, getattr(self, k)) for k in _field_names(type(self)))  # scalars: no copy
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (read once per class, not once per lookup)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def validate_evidence_model(model: Mapping[str, Mapping[str, float]]) -> None:

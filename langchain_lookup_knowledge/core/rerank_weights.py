@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 __all__ = ["RerankWeights"]
 
@@ -96,6 +97,22 @@ class RerankWeights:
             raise ValueError(msg)
         return cls(**dict(overrides))
 
+    @classmethod
+    def of(cls, overrides: Mapping[str, float]) -> RerankWeights:
+        """:meth:`from_overrides`, made once per distinct ``overrides`` (a lookup reads the
+        settings' weights twice; they are frozen, so one instance serves every lookup).
+
+        Example:
+            >>> RerankWeights.of({"first_chunk": 0}) is RerankWeights.of({"first_chunk": 0})
+            True
+        """
+        if cls is not RerankWeights:
+            return cls.from_overrides(overrides)
+        try:
+            return _weights_of(tuple(sorted(overrides.items())))
+        except TypeError:  # a value that cannot be a cache key: made (and checked) anew
+            return cls.from_overrides(overrides)
+
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
@@ -114,3 +131,8 @@ class RerankWeights:
                 f"rank takes the rest), got {self.similarity_share} + {self.bm25_share}"
             )
             raise ValueError(msg)
+
+
+@lru_cache(maxsize=32)
+def _weights_of(overrides: tuple[tuple[str, float], ...]) -> RerankWeights:
+    return RerankWeights.from_overrides(dict(overrides))

@@ -167,7 +167,7 @@ class LookupNodes:
         """Rule rerank with reasons, evidence blocks, dedup by evidenceKey, per-document caps."""
         start = time.perf_counter()
         plan = state["plan"]
-        weights = RerankWeights.from_overrides(self.settings.rerank_weights)
+        weights = RerankWeights.of(self.settings.rerank_weights)
         candidates = state.get("candidates") or []
         attempts = state.get("attempts") or []
         record = attempt_of_record(attempts)

@@ -69,7 +69,7 @@ class SearchRequest:
             fetch_factor=settings.hybrid_fetch_factor,
             list_depth=settings.hybrid_list_depth,
             sparse_text=sparse,
-            bm25_scores=RerankWeights.from_overrides(settings.rerank_weights).bm25_share > 0,
+            bm25_scores=RerankWeights.of(settings.rerank_weights).bm25_share > 0,
         )
 
     @property

@@ -381,3 +381,14 @@ def test_bm25_share_and_similarity_share_leave_the_fused_rank_at_least_zero() ->
     with pytest.raises(ValueError, match=r"similarity_share \+ bm25_share must be at most 1"):
         RerankWeights(similarity_share=0.9, bm25_share=0.2)
     assert RerankWeights.from_overrides({"similarity_share": 0.75, "bm25_share": 0.25}).bm25_share
+
+
+def test_weights_of_the_settings_are_made_once_and_checked_like_the_overrides():
+    weights = RerankWeights.of({"first_chunk": 0.02, "l0_title": 0.1})
+    assert weights is RerankWeights.of({"l0_title": 0.1, "first_chunk": 0.02})
+    assert weights == RerankWeights.from_overrides({"first_chunk": 0.02, "l0_title": 0.1})
+    assert RerankWeights.of({}) is RerankWeights.of({}) == RerankWeights()
+    with pytest.raises(ValueError, match="unknown rerank weight"):
+        RerankWeights.of({"no_such_weight": 0.1})
+    with pytest.raises(ValueError, match="finite number"):
+        RerankWeights.of({"first_chunk": -1.0})
