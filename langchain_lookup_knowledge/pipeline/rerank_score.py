@@ -182,36 +182,42 @@ def score_one(
     if candidate.attempt:
         detail += f" attempt={candidate.attempt}"
     reasons = [HitReason(kind="l1_similarity", detail=detail, contribution=base, path=label.path)]
-
-    def boost(kind: str, text: str, contribution: float) -> None:
-        if contribution > 0:
-            reasons.append(HitReason(kind=kind, detail=text, contribution=contribution))
-
+    # a boost's detail text is made only when it contributes (most candidates get few boosts)
     if l0 is not None:
         matched = l0.kinds_for(candidate.source)
-        for l0_kind, reason_kind in _L0_KINDS:
-            if l0_kind in matched:
-                weight = getattr(weights, reason_kind)
-                boost(reason_kind, f"{l0_kind}: {_terms_detail(matched[l0_kind])}", weight)
-        if candidate.category.strip() and fold(candidate.category) in domains:
-            boost(
-                "l0_domain", f"category {candidate.category} is an L0 domain", weights.domain_match
+        if matched:
+            for l0_kind, reason_kind in _L0_KINDS:
+                if l0_kind in matched:
+                    weight = getattr(weights, reason_kind)
+                    if weight > 0:
+                        text = f"{l0_kind}: {_terms_detail(matched[l0_kind])}"
+                        reasons.append(
+                            HitReason(kind=reason_kind, detail=text, contribution=weight)
+                        )
+        if (
+            domains
+            and weights.domain_match > 0
+            and candidate.category.strip()
+            and fold(candidate.category) in domains
+        ):
+            text = f"category {candidate.category} is an L0 domain"
+            reasons.append(
+                HitReason(kind="l0_domain", detail=text, contribution=weights.domain_match)
             )
 
     in_title, covered = matches
     mix = weights.term_idf
-    boost(
-        "query_term_coverage",
-        f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}",
-        weights.query_term_coverage * _share_of(covered, terms, mix, idf),
-    )
-    boost(
-        "title_term_overlap",
-        f"{len(in_title)}/{len(terms)} in title/breadcrumb: {_terms_detail(in_title)}",
-        weights.title_term_overlap * _share_of(in_title, terms, mix, idf),
-    )
-    if _FIRST_CHUNK.search(candidate.evidence_key):
-        boost("first_chunk", "first chunk of its document", weights.first_chunk)
+    coverage = weights.query_term_coverage * _share_of(covered, terms, mix, idf)
+    if coverage > 0:
+        text = f"{len(covered)}/{len(terms)} query terms: {_terms_detail(covered)}"
+        reasons.append(HitReason(kind="query_term_coverage", detail=text, contribution=coverage))
+    overlap = weights.title_term_overlap * _share_of(in_title, terms, mix, idf)
+    if overlap > 0:
+        text = f"{len(in_title)}/{len(terms)} in title/breadcrumb: {_terms_detail(in_title)}"
+        reasons.append(HitReason(kind="title_term_overlap", detail=text, contribution=overlap))
+    if weights.first_chunk > 0 and _FIRST_CHUNK.search(candidate.evidence_key):
+        text = "first chunk of its document"
+        reasons.append(HitReason(kind="first_chunk", detail=text, contribution=weights.first_chunk))
 
     return ScoredCandidate(
         candidate=candidate,
