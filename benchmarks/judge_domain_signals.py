@@ -1,7 +1,7 @@
 """Domain signals from the knowledge base's own vectors, for the judgement (measured, not adopted).
 
-Issue 27 asks how well a question's similarity fits the knowledge base's own distribution
-(arXiv 2410.08320). This measures signals of a lookup the embedder reads, each computable at
+How well a question's similarity fits the knowledge base's own distribution (arXiv
+2410.08320), measured by signals of a lookup the embedder reads, each computable at
 ingest and read in microseconds at lookup, read raw and relative to the knowledge base's
 profiling questions (its off-topic probes, its pseudo-questions with and without their own
 document) as the shipped features are:
