@@ -22,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise LookupKnowledgeError(f"--rounds must be >= 1, got {args.rounds}")
+    if args.ingest_rounds < 1:
+        raise LookupKnowledgeError(f"--ingest-rounds must be >= 1, got {args.ingest_rounds}")
     if args.scale:
         return _run_scale(args)
     report = run_bench(
@@ -31,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         kb=args.kb,
         cold_start_enabled=not args.no_cold_start,
         show_progress=progress_flag(args),
+        ingest_rounds=args.ingest_rounds,
     )
     print_output(report, args.json, format_bench)
     return EXIT_OK
@@ -98,6 +101,13 @@ def register(sub: Subcommands) -> None:
     )
     parser.add_argument("--rounds", type=int, default=5, help="passes over the questions")
     parser.add_argument("--kb", help="folder for the ingest benchmark (default: the sample KB)")
+    parser.add_argument(
+        "--ingest-rounds",
+        type=int,
+        default=2,
+        help="ingests of --kb, each between two runs of the embedder alone on its chunks "
+        "(the ratio is their median)",
+    )
     parser.add_argument("--no-cold-start", action="store_true", help="skip the subprocess run")
     parser.add_argument(
         "--scale",

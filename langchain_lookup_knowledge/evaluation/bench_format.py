@@ -71,7 +71,7 @@ def format_bench(report: dict[str, Any]) -> str:
         alone = ", ".join(f"{k} {v}" for k, v in ing["embedder_chunks_per_s"].items())
         lines.append(
             f"  the embedder alone on the same chunks: {alone} chunks/s; ingest / its best "
-            f"({ing['embedder_best']}) {ing['ingest_vs_embedder_ratio']}"
+            f"({ing['embedder_best']}) {ing['ingest_vs_embedder_ratio']}{_spread(ing)}"
         )
     cold = report.get("cold_start", {})
     if "skipped" in cold:
@@ -90,3 +90,15 @@ def format_bench(report: dict[str, Any]) -> str:
         )
     lines.append(f"  records: {'waited for' if report.get('record_wait') else 'queued'}")
     return "\n".join(lines)
+
+
+def _spread(ing: dict[str, Any]) -> str:
+    """`` (median of 2 ingests each against the embedder runs beside it, range [a, b])``."""
+    span = ing.get("ingest_vs_embedder_ratio_range")
+    if not span:
+        return ""
+    rounds = ing.get("ingest_rounds", 1)
+    return (
+        f" (median of {rounds} ingests, each against the embedder runs before and after it; "
+        f"range [{span[0]}, {span[1]}])"
+    )
