@@ -13,6 +13,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
-from langchain_lookup_knowledge.profiling import ProfileQueries, refresh_profile
+from langchain_lookup_knowledge.profiling import ProfileQueries, measure_beside, refresh_profile
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
@@ -271,12 +272,19 @@ def run_ingest(
     # The chunk keys now stored, read once for both (the vocabulary's document counts, the
     # profile's documents) when the chunks changed.
     keys = stored_chunk_keys(client, layout.name, layout.id_field) if force else None
-    if force or not vocabulary_is_current(client, settings):
-        rebuild_vocabulary(client, settings, layout, keys)
-    # The KB profile (the judgement's): measured again whenever the vocabulary changed.
+    # The KB profile (the judgement's): measured again whenever the vocabulary changed, on a
+    # thread of its own while the vocabulary is counted (it does not read it).
     # The ingest's own embedder: a second model loaded for the profile would double its memory.
+    measuring = measure_beside(settings, embedder, keys=keys, queries=queries) if force else None
+    try:
+        if force or not vocabulary_is_current(client, settings):
+            rebuild_vocabulary(client, settings, layout, keys)
+    except BaseException:
+        if measuring is not None:
+            wait((measuring,))  # nothing left running on the store once this raises
+        raise
     report.profile_seconds, report.profile_error = refresh_profile(
-        client, settings, embedder, force=force, keys=keys, queries=queries
+        client, settings, embedder, force=force, keys=keys, queries=queries, measuring=measuring
     )
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,7 +46,7 @@ from langchain_lookup_knowledge.store.vector_copy import encode_vector_copy
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.profiling import ProfileQueries
 
-__all__ = ["LITE_FLUSH_ROWS", "FolderScope", "embed_by_length", "write_documents"]
+__all__ = ["LITE_FLUSH_ROWS", "FolderScope", "embedded_by_length", "write_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -162,25 +162,109 @@ def _row_problem(row: dict[str, Any], layout: CollectionLayout) -> str | None:
     return None
 
 
-def embed_by_length(
+def embedded_by_length(
     texts: Sequence[str], embedder: Embeddings, batch: int, progress: IngestProgress
-) -> list[list[float]]:
-    """Vectors of ``texts`` in their order, embedded in batches of texts of similar length.
+) -> Iterator[tuple[list[int], list[list[float]]]]:
+    """The indexes of ``texts`` in batches of texts of similar length, each with its vectors,
+    as each batch is embedded.
 
     A batch is padded to its longest text: SciFact's chunks in ingest order carry 35% padding
     tokens, in length order under 1%. The vectors are the same (the model masks the padding).
-    Batches, not one call, so the progress bar moves while the slow part runs.
+    Batches, not one call, so the progress bar moves and the rows are written while the slow
+    part runs.
     """
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    vectors: list[list[float]] = [[] for _ in texts]
     for start in range(0, len(order), batch):
         piece = order[start : start + batch]
-        for i, vector in zip(
-            piece, embedder.embed_documents([texts[i] for i in piece]), strict=True
-        ):
-            vectors[i] = vector
+        vectors = embedder.embed_documents([texts[i] for i in piece])
+        if len(vectors) != len(piece):
+            raise ValueError(f"the embedder answered {len(vectors)} vectors for {len(piece)} texts")
         progress.embedded(len(piece))
-    return vectors
+        yield piece, vectors
+
+
+def _set_vector(row: dict[str, Any], vector: Sequence[float], layout: CollectionLayout) -> None:
+    row[layout.vector_field] = list(vector)
+    if layout.vector_copy_field:  # what BM25 and hybrid hits return for the cosine
+        row[layout.vector_copy_field] = encode_vector_copy(vector)
+
+
+class _RowStream:
+    """A group's rows upserted on one thread of their own as their vectors come, while the
+    model embeds the next batch: after the last batch only its rows are left to write.
+
+    Jobs run in order on ``pool`` (one worker): the rows built without vectors, then the
+    marks (:meth:`write_marks`), then each batch's rows. The first
+    failure stops the stream (:attr:`failed`): the group is then written as before,
+    document by document when a batch fails (:func:`_upsert_isolated`)."""
+
+    def __init__(
+        self,
+        client: Any,
+        settings: LookupSettings,
+        layout: CollectionLayout,
+        pool: ThreadPoolExecutor,
+        building: Future[_Rows],
+        positions: Sequence[tuple[int, int]],
+        catalog_name: str,
+        known: Mapping[str, CatalogEntry],
+    ) -> None:
+        self._client = client
+        self._settings = settings
+        self._layout = layout
+        self._pool = pool
+        self._building = building
+        self._positions = positions  # chunk index -> (its document in the group, its row)
+        self._catalog_name = catalog_name
+        self._known = known
+        self.failed: BaseException | None = None
+        self.stopped = False
+        self.marked = False  # the marks are written
+        self.sent: set[str] = set()  # keys of the rows upserted
+
+    def write_marks(self) -> None:
+        """Before a known document's rows change, its catalog entry loses its content hash:
+        a run killed in between re-processes it, whatever the file then holds."""
+        marks = [
+            dataclasses.replace(self._known[doc.source], content_hash="")
+            for doc, _, _, problem in self._building.result()
+            if problem is None and doc.source in self._known
+        ]
+        if marks:
+            upsert_entries(self._client, self._catalog_name, marks)
+        self.marked = True
+
+    def submit(self, job: Callable[[], None]) -> None:
+        def guarded() -> None:
+            if self.failed is not None or self.stopped:
+                return
+            try:
+                job()
+            except Exception as exc:
+                self.failed = exc
+
+        self._pool.submit(guarded)
+
+    def write(self, piece: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
+        """Set these chunks' vectors in their rows and upsert them (the refused documents'
+        rows are never sent)."""
+
+        def job() -> None:
+            built = self._building.result()
+            rows = []
+            for i, vector in zip(piece, vectors, strict=True):
+                doc_index, row_index = self._positions[i]
+                _, _, doc_rows, problem = built[doc_index]
+                if problem is None:
+                    _set_vector(doc_rows[row_index], vector, self._layout)
+                    rows.append(doc_rows[row_index])
+            size = self._settings.insert_batch_size
+            for start in range(0, len(rows), size):
+                part = rows[start : start + size]
+                self._client.upsert(self._layout.name, part)
+                self.sent.update(str(row[self._layout.id_field]) for row in part)
+
+        self.submit(job)
 
 
 def write_documents(
@@ -234,35 +318,61 @@ def write_documents(
             if last:
                 queries.embed_noted()  # embedded beside the last chunks
         # The rows but their vectors are built in a thread of their own while the model runs
-        # (it releases the GIL): on two cores, beside the embedding rather than after it.
+        # (it releases the GIL): on two cores, beside the embedding rather than after it. The
+        # same thread then writes the marks, and each batch's rows once it is embedded.
+        keys = [c.evidence_key for _, chunks in group for c in chunks]
+        positions = [(d, r) for d, (_, chunks) in enumerate(group) for r in range(len(chunks))]
+        vectors: list[list[float]] = [[] for _ in texts]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-rows") as pool:
             building = pool.submit(_group_rows, list(group), texts, layout)
-            vectors = embed_by_length(texts, embedder, settings.embedding_batch_size, progress)
+            stream = _RowStream(
+                client, settings, layout, pool, building, positions, catalog_name, known
+            )
+            stream.submit(stream.write_marks)
+            try:
+                for piece, piece_vectors in embedded_by_length(
+                    texts, embedder, settings.embedding_batch_size, progress
+                ):
+                    # Whatever embedder was passed in: NaN, infinite or zero vectors are never
+                    # stored.
+                    check_vectors(piece_vectors, what="chunk", names=[keys[i] for i in piece])
+                    for i, vector in zip(piece, piece_vectors, strict=True):
+                        vectors[i] = vector
+                    stream.write(piece, piece_vectors)
+            except BaseException:
+                stream.stopped = True  # what is queued is not written
+                raise
             built = building.result()
-        # Whatever embedder was passed in: NaN, infinite or zero vectors are never stored.
-        keys = [c.evidence_key for _, chunks in group for c in chunks]
-        check_vectors(vectors, what="chunk", names=keys)
         rows_of: list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]]]] = []
-        for (doc, chunks, rows, problem), doc_vectors in zip(
-            built, _per_document(group, vectors), strict=True
-        ):
-            for row, vector in zip(rows, doc_vectors, strict=True):
-                row[layout.vector_field] = list(vector)
-                if layout.vector_copy_field:  # what BM25 and hybrid hits return for the cosine
-                    row[layout.vector_copy_field] = encode_vector_copy(vector)
+        for doc, chunks, rows, problem in built:
             if problem:
                 report.skipped.append(SkippedFile(doc.source, problem))
                 progress.advance(doc.source)
             else:
                 rows_of.append((doc, chunks, rows))
-        marks = [
-            dataclasses.replace(known[doc.source], content_hash="")
-            for doc, _, _ in rows_of
-            if doc.source in known
-        ]
-        if marks:  # the mark: these documents are being rewritten
-            upsert_entries(client, catalog_name, marks)
-        written = _upsert_isolated(client, settings, layout, rows_of, report)
+        if stream.failed is None:
+            written = rows_of
+        else:  # the batch by batch write failed: the group as before, with every vector
+            logger.info("streamed write stopped: %s", describe_exception(stream.failed))
+            for (_, _, rows, _), doc_vectors in zip(
+                built, _per_document(group, vectors), strict=True
+            ):
+                for row, vector in zip(rows, doc_vectors, strict=True):
+                    _set_vector(row, vector, layout)
+            if not stream.marked:
+                stream.write_marks()
+            written = _upsert_isolated(client, settings, layout, rows_of, report)
+            # A document Milvus then refused alone keeps none of the rows the stream wrote.
+            kept = {id(doc) for doc, _, _ in written}
+            orphans = [
+                c.evidence_key
+                for doc, chunks, _ in rows_of
+                if id(doc) not in kept
+                for c in chunks
+                if c.evidence_key in stream.sent
+            ]
+            if orphans:
+                client.delete(layout.name, ids=orphans)
         # The stored chunks a written document no longer has, also those a killed earlier run
         # left that the catalog does not know of: ``stored`` is what the collection held when
         # this run began, and only this run writes to it since. Deleted by key, one delete per

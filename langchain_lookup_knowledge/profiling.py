@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import partial
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_lookup_knowledge.judgement.features import KbProfile, profile_from_rows
 from langchain_lookup_knowledge.judgement.questions import (
@@ -46,11 +46,13 @@ __all__ = [
     "block_row",
     "embed_probes",
     "lookup_rows",
+    "measure_beside",
     "measure_profile",
     "refresh_profile",
 ]
 
 _DEPTH = 20  # hits per profiling search: the first one, and the first of another document
+_T = TypeVar("_T")
 
 
 def block_row(block: EvidenceBlock) -> dict[str, Any]:
@@ -156,9 +158,7 @@ def _query_vectors(
     return {text: embedder.embed_query(text) for text in texts}
 
 
-def _in_thread(
-    job: Callable[[], dict[str, list[float]]], name: str
-) -> Future[dict[str, list[float]]]:
+def _in_thread(job: Callable[[], _T], name: str) -> Future[_T]:
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
     try:
         return pool.submit(job)
@@ -359,6 +359,36 @@ def _search(
     return out
 
 
+def measure_beside(
+    settings: LookupSettings,
+    embeddings: Embeddings | None,
+    *,
+    keys: Mapping[str, set[str]] | None = None,
+    queries: ProfileQueries | None = None,
+) -> Future[tuple[KbProfile, float]]:
+    """:func:`measure_profile` started on a thread of its own, with the seconds it took: an
+    ingest counts the vocabulary meanwhile (the profile does not read it; each waits on the
+    store, and on two cores they run side by side). ``keys`` and ``queries`` as for
+    :func:`refresh_profile`, which stores the result.
+
+    Example:
+        >>> measuring = measure_beside(settings, embedder, keys=keys)  # doctest: +SKIP
+        >>> refresh_profile(  # doctest: +SKIP
+        ...     client, settings, embedder, force=True, measuring=measuring
+        ... )
+        (0.31, None)
+    """
+    import time
+
+    def job() -> tuple[KbProfile, float]:
+        started = time.perf_counter()
+        embedded = queries.result() if queries is not None else None
+        profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
+        return profile, time.perf_counter() - started
+
+    return _in_thread(job, "profile-measure")
+
+
 def refresh_profile(
     client: Any,
     settings: LookupSettings,
@@ -367,13 +397,15 @@ def refresh_profile(
     force: bool,
     keys: Mapping[str, set[str]] | None = None,
     queries: ProfileQueries | None = None,
+    measuring: Future[tuple[KbProfile, float]] | None = None,
 ) -> tuple[float | None, str | None]:
     """Measure and store the profile when ``force`` (the chunks changed) or when none current
     is stored; ``(seconds, None)``, ``(None, None)`` when it was current, or ``(None, why)``
     when it could not be measured (the ingest itself stands: lookups use a typical profile).
     ``keys``: the stored chunk keys by source, when the caller has read them. ``queries``: the
     questions' vectors being made beside the write (:class:`ProfileQueries`); a failure there
-    only means they are embedded here.
+    only means they are embedded here. ``measuring``: the profile already being measured
+    (:func:`measure_beside`, when ``force``): only stored here.
     """
     import time
 
@@ -382,10 +414,13 @@ def refresh_profile(
     if not force and profile_is_current(client, settings):
         return None, None
     started = time.perf_counter()
-    embedded = queries.result() if queries is not None else None
+    embedded = queries.result() if queries is not None and measuring is None else None
     try:
-        profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
-        seconds = time.perf_counter() - started
+        if measuring is not None:
+            profile, seconds = measuring.result()
+        else:
+            profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
+            seconds = time.perf_counter() - started
         write_profile(client, settings, profile, seconds)
     except Exception as exc:  # a profile never fails an ingest that wrote its chunks
         described = describe_exception(exc)
