@@ -108,7 +108,7 @@ def run_attempt(
     start = time.perf_counter()
     try:
         path = paths.path(path_name)
-        request = plan.request(spec.expr, vector)
+        request = plan.request(spec.expr, vector, spec.name)
         found = traced_search(path, request, config, f"l1_search_{path_name}")
         if not found:  # a dense search of a collection holding chunks always finds some
             _check_store(paths)
@@ -128,7 +128,13 @@ def run_attempt(
                 path_fallback=path_fallback,
             )
         )
-    candidates = [c.model_copy(update={"attempt": spec.name}) for c in found]
+    # the built-in paths name the attempt in the candidates they make; a path that does not
+    # (or returns candidates it keeps) gets copies that do
+    candidates = (
+        found
+        if all(c.attempt == spec.name for c in found)
+        else [c.model_copy(update={"attempt": spec.name}) for c in found]
+    )
     top = max((c.score_label.similarity for c in candidates), default=None)
     attempt = RetrievalAttempt(
         name=spec.name,

@@ -96,13 +96,16 @@ class QueryPlan:
         """The retry without the L0 category filter (the caller's filter is kept)."""
         return AttemptSpec("unfiltered_retry", self.caller_filter)
 
-    def request(self, expr: str | None, vector: Sequence[float]) -> SearchRequest:
-        """The L1 search request of this plan under the filter ``expr``, for ``vector``.
+    def request(
+        self, expr: str | None, vector: Sequence[float], attempt: str = ""
+    ) -> SearchRequest:
+        """The L1 search request of this plan under the filter ``expr``, for ``vector``
+        (``attempt``: the attempt it is for, which its candidates name).
 
         The vector is not part of the plan (the graph keeps it in its own state key, read by
         the retrieval nodes only, so traces and checkpoints do not repeat 384 floats).
         """
-        return replace(self.template, expr=expr, query_vector=list(vector))
+        return replace(self.template, expr=expr, query_vector=list(vector), attempt=attempt)
 
 
 def retrieval_mode_for(

@@ -15,9 +15,14 @@ from langchain_lookup_knowledge.store.vector_copy import decode_vector_copies
 
 
 def candidate_from_fields(
-    fields: Mapping[str, Any], layout: CollectionLayout, label: ScoreLabel, rank: int
+    fields: Mapping[str, Any],
+    layout: CollectionLayout,
+    label: ScoreLabel,
+    rank: int,
+    attempt: str = "",
 ) -> Candidate:
-    """Build a candidate from a hit's fields (scalar fields win over metadata copies)."""
+    """Build a candidate from a hit's fields (scalar fields win over metadata copies), of the
+    attempt named ``attempt``."""
     metadata = dict(fields.get(layout.metadata_field or "", None) or {})
     for name in (layout.category_field, layout.source_field):
         if name and name in fields and name not in metadata:
@@ -50,6 +55,7 @@ def candidate_from_fields(
         },
         rank=rank,
         score_label=label,
+        attempt=attempt,
     )
 
 

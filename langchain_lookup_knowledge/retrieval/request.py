@@ -29,6 +29,7 @@ class SearchRequest:
     list_depth: int = 0  # hybrid: ... and at least this many
     sparse_text: str | None = None  # what BM25 searches for (None: query_text)
     bm25_scores: bool = False  # hybrid: also give each candidate its BM25 score (lexical_score)
+    attempt: str = ""  # the attempt the search is for: its candidates' ``attempt``
 
     @property
     def bm25_text(self) -> str:

@@ -141,6 +141,7 @@ class SdkPath:
                 self.layout,
                 dense_label(self.name, self.layout.metric_type, hit["distance"]),
                 rank,
+                request.attempt,
             )
             for rank, hit in enumerate(hits, start=1)
         ]
@@ -203,7 +204,11 @@ class SdkPath:
         sims = cosine_to(request.query_vector, self._hit_vectors(hits))
         return [
             candidate_from_fields(
-                hit["entity"], self.layout, label_for(hit["distance"], rank, sim), rank
+                hit["entity"],
+                self.layout,
+                label_for(hit["distance"], rank, sim),
+                rank,
+                request.attempt,
             )
             for rank, (hit, sim) in enumerate(zip(hits, sims, strict=True), start=1)
         ]

@@ -249,7 +249,9 @@ class VectorStorePath:
                 request.query_vector, request.k, timeout=self.timeout, **self._params(request)
             )
             return [
-                self._candidate(doc, dense_label(self.name, self.layout.metric_type, score), rank)
+                self._candidate(
+                    doc, dense_label(self.name, self.layout.metric_type, score), rank, request
+                )
                 for rank, (doc, score) in enumerate(pairs, start=1)
             ]
         if request.retrieval_mode == "sparse":
@@ -282,7 +284,7 @@ class VectorStorePath:
                 label = fused_label(
                     self.name, request.fusion, score, sim, lists=2, rrf_k=request.rrf_k
                 )
-            out.append(self._candidate(doc, label, rank))
+            out.append(self._candidate(doc, label, rank, request))
         if request.retrieval_mode == "sparse":
             return out
         client = self.hybrid_store.client
@@ -296,10 +298,12 @@ class VectorStorePath:
         dense = dense_search_params(self.layout, self.settings, request.k)
         return {"expr": request.expr, "param": [dense, SPARSE_SEARCH_PARAMS] if hybrid else dense}
 
-    def _candidate(self, doc: Document, label: ScoreLabel, rank: int) -> Candidate:
+    def _candidate(
+        self, doc: Document, label: ScoreLabel, rank: int, request: SearchRequest
+    ) -> Candidate:
         fields = dict(doc.metadata)
         fields[self.layout.content_field] = doc.page_content
-        return candidate_from_fields(fields, self.layout, label, rank)
+        return candidate_from_fields(fields, self.layout, label, rank, request.attempt)
 
     def _dense_similarities(
         self, query_vector: list[float], docs: list[tuple[Document, float]]
