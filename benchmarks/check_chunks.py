@@ -7,6 +7,8 @@ run: the embedder's tokenizer only) and reports, per folder:
   more tokens than the embedder reads (special tokens included), counted with its tokenizer;
 - ``inside_word``: chunks that start or end inside a Latin word or number of their document
   (letters or digits on both sides of the cut);
+- ``no_word``: chunks without a word of two letters or digits (a run of table borders, a lone
+  closing fence: nothing a question can match; counted, not failed on);
 - chunk count, mean and largest embedded tokens, and the chunking time.
 
     python benchmarks/check_chunks.py ../shared/data/runbooks-en/content/runbooks ... [--json]
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import statistics
 import sys
 import time
@@ -39,6 +42,9 @@ KNOWLEDGE_BASES = (
     "apisix-docs/docs/en",
     "apisix-docs/docs/zh",
 )
+
+
+_WORD = re.compile(r"[^\W_]{2,}")
 
 
 def _word_char(char: str) -> bool:
@@ -90,6 +96,7 @@ def check_folder(folder: Path, settings: LookupSettings) -> dict[str, object]:
     tokens: list[int] = []
     over: list[str] = []
     inside: list[str] = []
+    no_word: list[str] = []
     for doc, chunks in planned:
         hint = 0
         for chunk in chunks:
@@ -102,6 +109,8 @@ def check_folder(folder: Path, settings: LookupSettings) -> dict[str, object]:
             tokens.append(count)
             if count > limit:
                 over.append(chunk.evidence_key)
+            if not _WORD.search(chunk.text):
+                no_word.append(chunk.evidence_key)
             bad, hint = _inside(doc.body, chunk.text, hint)
             if bad:
                 inside.append(chunk.evidence_key)
@@ -112,11 +121,13 @@ def check_folder(folder: Path, settings: LookupSettings) -> dict[str, object]:
         "window": limit,
         "over_window": len(over),
         "inside_word": len(inside),
+        "no_word": len(no_word),
         "mean_tokens": round(statistics.fmean(tokens), 1) if tokens else 0,
         "max_tokens": max(tokens, default=0),
         "chunking_s": round(seconds, 2),
         "examples_over": over[:3],
         "examples_inside": inside[:3],
+        "examples_no_word": no_word[:3],
     }
 
 
@@ -177,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(
                 f"{folder}: {row['chunks']} chunks, over the {row['window']}-token window "
-                f"{row['over_window']}, inside a word {row['inside_word']}, tokens mean "
+                f"{row['over_window']}, inside a word {row['inside_word']}, without a word "
+                f"{row['no_word']}, tokens mean "
                 f"{row['mean_tokens']} max {row['max_tokens']}, chunking {row['chunking_s']} s"
             )
     return 1 if failed else 0
