@@ -72,6 +72,7 @@ def _inside(body: str, text: str, hint: int) -> tuple[bool, int]:
 
 def check_folder(folder: Path, settings: LookupSettings) -> dict[str, object]:
     """The figures for one folder (see the module docstring)."""
+    folder = folder.resolve()  # the loader names files relative to the folder it is given
     embedder = build_embeddings(settings)
     window = None
     kwargs: dict[str, object] = {}
