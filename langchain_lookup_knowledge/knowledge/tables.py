@@ -25,14 +25,22 @@ import re
 
 from langchain_lookup_knowledge.knowledge.markdown_text import fenced_lines
 
-__all__ = ["compact_tables"]
+__all__ = ["compact_tables", "is_delimiter_row"]
 
-_DELIMITER_CELL = r"[ \t]*:?-+:?[ \t]*"
-_DELIMITER_ROW = re.compile(
-    rf"^(?P<indent>[ \t]*)\|?(?:{_DELIMITER_CELL}\|)+(?:{_DELIMITER_CELL})?\|?[ \t]*$"
-)
+_DELIMITER_ROW = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _PADDING_BEFORE_PIPE = re.compile(r"(?<=\S)[ \t]{2,}(?=\|)")
 _PADDING_AFTER_PIPE = re.compile(r"(?<!\\)\|[ \t]{2,}(?=\S)")
+
+
+def is_delimiter_row(line: str) -> bool:
+    """Whether the stripped ``line`` is a table's delimiter row (cells of dashes, alignment
+    colons), or a piece of one without its pipes (a long one cut between two chunks).
+
+    Example:
+        >>> is_delimiter_row("|:---|----:|"), is_delimiter_row("-----"), is_delimiter_row("| a |")
+        (True, True, False)
+    """
+    return "-" in line and _DELIMITER_ROW.match(line) is not None
 
 
 def _delimiter(line: str, indent: str) -> str:
@@ -65,9 +73,9 @@ def compact_tables(body: str) -> str:
             continue
         text = line.rstrip("\r\n")
         ending = line[len(text) :]
-        match = _DELIMITER_ROW.match(text)
-        if match and "-" in text:
-            out.append(_delimiter(text, match.group("indent")) + ending)
+        stripped = text.strip()
+        if is_delimiter_row(stripped):  # a row with a pipe: not a rule or a setext heading
+            out.append(_delimiter(stripped, text[: len(text) - len(text.lstrip())]) + ending)
         elif text.lstrip().startswith("|"):
             out.append(_row(text) + ending)
         else:

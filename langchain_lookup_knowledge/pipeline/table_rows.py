@@ -37,12 +37,13 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_lookup_knowledge.core.filters import condition
+from langchain_lookup_knowledge.knowledge.markdown_text import is_fence
+from langchain_lookup_knowledge.knowledge.tables import is_delimiter_row
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, line_hits
 from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key, stored_chunks
@@ -66,8 +67,6 @@ DocumentChunk = tuple[int, str, str]
 """A stored chunk of a document: its ordinal, breadcrumb and text (without its header)."""
 FetchDocument = Callable[[str], Sequence[DocumentChunk]]
 
-_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
 MIN_TERMS = 2
 """The question's terms a row must hold to be added (one term alone is often a common word)."""
 _MAX_CHUNKS = 2000
@@ -95,11 +94,6 @@ def _is_cut_row(line: str) -> bool:
 def _is_row_tail(line: str) -> bool:
     """The rest of a row cut between chunks: it ends the row, it does not start one."""
     return not line.startswith("|") and line.endswith("|")
-
-
-def _is_separator(line: str) -> bool:
-    """A separator row, or a piece of one (a long one may be cut between chunks)."""
-    return "-" in line and _SEPARATOR.match(line) is not None
 
 
 def _document_lines(chunks: Sequence[DocumentChunk]) -> list[tuple[str, str]]:
@@ -131,16 +125,16 @@ def document_tables(chunks: Sequence[DocumentChunk]) -> list[Table]:
     current: Table | None = None
     fenced = False
     for index, (breadcrumb, line) in enumerate(lines):
-        if _FENCE.match(line):
+        if is_fence(line):
             fenced, current = not fenced, None
             continue
-        if _is_separator(line):
+        if is_delimiter_row(line):  # a piece of one too
             continue
         if fenced or not _is_row(line):
             current = None
             continue
         following = lines[index + 1][1] if index + 1 < len(lines) else ""
-        if _is_separator(following) and following.startswith("|"):
+        if is_delimiter_row(following) and following.startswith("|"):
             current = Table(header=line, separator=_separator_for(line), breadcrumb=breadcrumb)
             tables.append(current)
         elif current is not None and line not in current.rows:

@@ -38,6 +38,10 @@ def test_alignment_colons_and_tables_without_outer_pipes() -> None:
     )
 
 
+def test_a_one_column_delimiter_without_its_closing_pipe() -> None:
+    assert compact_tables("| Name\n|----------\n| ttl") == "| Name\n| ---\n| ttl"
+
+
 def test_what_is_not_a_table_row_stays() -> None:
     text = (
         "Setext heading\n---------------\n\n***\n\n"
