@@ -378,15 +378,25 @@ def measure_beside(
         ... )
         (0.31, None)
     """
+    return _in_thread(
+        partial(_timed_profile, settings, embeddings, keys, queries), "profile-measure"
+    )
+
+
+def _timed_profile(
+    settings: LookupSettings,
+    embeddings: Embeddings | None,
+    keys: Mapping[str, set[str]] | None,
+    queries: ProfileQueries | None,
+) -> tuple[KbProfile, float]:
+    """:func:`measure_profile` with the seconds it took, the questions' vectors made beside the
+    write included (``queries``: waited for here)."""
     import time
 
-    def job() -> tuple[KbProfile, float]:
-        started = time.perf_counter()
-        embedded = queries.result() if queries is not None else None
-        profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
-        return profile, time.perf_counter() - started
-
-    return _in_thread(job, "profile-measure")
+    started = time.perf_counter()
+    embedded = queries.result() if queries is not None else None
+    profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
+    return profile, time.perf_counter() - started
 
 
 def refresh_profile(
@@ -407,20 +417,15 @@ def refresh_profile(
     only means they are embedded here. ``measuring``: the profile already being measured
     (:func:`measure_beside`, when ``force``): only stored here.
     """
-    import time
-
     from langchain_lookup_knowledge.store.profile_store import profile_is_current, write_profile
 
     if not force and profile_is_current(client, settings):
         return None, None
-    started = time.perf_counter()
-    embedded = queries.result() if queries is not None and measuring is None else None
     try:
         if measuring is not None:
             profile, seconds = measuring.result()
         else:
-            profile = measure_profile(settings, embeddings=embeddings, keys=keys, embedded=embedded)
-            seconds = time.perf_counter() - started
+            profile, seconds = _timed_profile(settings, embeddings, keys, queries)
         write_profile(client, settings, profile, seconds)
     except Exception as exc:  # a profile never fails an ingest that wrote its chunks
         described = describe_exception(exc)
