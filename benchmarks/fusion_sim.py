@@ -50,6 +50,19 @@ from langchain_lookup_knowledge.retrieval.scores import dense_label, fused_label
 from langchain_lookup_knowledge.settings import LookupSettings
 
 
+def _bm25_ids(bm: Any, name: str, text: str, depth: int) -> list[str]:
+    """The ids of the ``depth`` best BM25 hits of ``text`` in collection ``name``."""
+    hits = bm.search(
+        name,
+        data=[text],
+        anns_field="sparse",
+        search_params={"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}},
+        limit=depth,
+        output_fields=["id"],
+    )[0]
+    return [str(h["entity"]["id"]) for h in hits]
+
+
 def _bm25_collection(
     bm: Any, name: str, rows: list[dict[str, str]], layout: Any, base: Any
 ) -> None:
@@ -140,15 +153,7 @@ def fetch(args: argparse.Namespace, queries: dict[str, str]) -> dict[str, Any]:
             )
             lists[mode] = [c.evidence_key for c in path.search(request)]
             if mode == "sparse":
-                hits = bm.search(
-                    "docs",
-                    data=[request.bm25_text],
-                    anns_field="sparse",
-                    search_params={"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}},
-                    limit=args.depth,
-                    output_fields=["id"],
-                )[0]
-                lists["doc_sparse"] = [str(h["entity"]["id"]) for h in hits]
+                lists["doc_sparse"] = _bm25_ids(bm, "docs", request.bm25_text, args.depth)
         per_q[qid] = {"vector": np.asarray(vector, dtype=np.float32), "lists": lists}
         if n % 25 == 0:
             print(f"fetched {n}/{len(queries)}", file=sys.stderr, flush=True)
@@ -188,15 +193,7 @@ def chunk_bm25_legs(
                 row_count=layout.row_count,
                 lexical=layout.lexical_form,
             )
-            hits = bm.search(
-                coll,
-                data=[request.bm25_text],
-                anns_field="sparse",
-                search_params={"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}},
-                limit=args.depth,
-                output_fields=["id"],
-            )[0]
-            entry["lists"][name] = [str(h["entity"]["id"]) for h in hits]
+            entry["lists"][name] = _bm25_ids(bm, coll, request.bm25_text, args.depth)
         print(f"leg {name} added", file=sys.stderr, flush=True)
     return True
 
