@@ -67,6 +67,24 @@ def _kb(root: Path, count: int = 12) -> Path:
     return kb
 
 
+def _ingest_in_three_batches(
+    settings: LookupSettings, tmp_path: Path, real_embeddings: Embeddings
+) -> tuple[SlowEmbeddingsFake, Any, list[tuple[float, float, list[str]]]]:
+    """The 12-chunk knowledge base ingested by the slow fake, 4 chunks a batch: the embedder,
+    the report and the ingesting thread's chunk batches (one group, three batches)."""
+    embedder = SlowEmbeddingsFake(real_embeddings)
+    report = ingest_folder(
+        _kb(tmp_path),
+        settings.model_copy(update={"embedding_batch_size": 4}),
+        embeddings=embedder,
+        show_progress=False,
+    )
+    assert report.chunks_written == 12
+    chunk_calls = [c for c in embedder.main_calls() if all("\n\n" in t for t in c[2])]
+    assert len(chunk_calls) == 3  # 12 chunks, 4 a batch, one group
+    return embedder, report, chunk_calls
+
+
 def test_rows_are_built_and_profile_questions_embedded_while_the_chunks_are(
     settings: LookupSettings, tmp_path: Path, real_embeddings, monkeypatch: pytest.MonkeyPatch
 ):
@@ -80,18 +98,8 @@ def test_rows_are_built_and_profile_questions_embedded_while_the_chunks_are(
         return out
 
     monkeypatch.setattr(ingest_write, "_group_rows", recorded_rows)
-    embedder = SlowEmbeddingsFake(real_embeddings)
-    report = ingest_folder(
-        _kb(tmp_path),
-        settings.model_copy(update={"embedding_batch_size": 4}),
-        embeddings=embedder,
-        show_progress=False,
-    )
-    assert report.chunks_written == 12
+    embedder, report, chunk_calls = _ingest_in_three_batches(settings, tmp_path, real_embeddings)
     assert report.profile_error is None
-
-    chunk_calls = [c for c in embedder.main_calls() if all("\n\n" in t for t in c[2])]
-    assert len(chunk_calls) == 3  # 12 chunks, 4 a batch, one group
     last_end = chunk_calls[-1][1]
     # the group's rows: built in a thread of their own, while its chunks were being embedded
     (thread, rows_start, _), *_ = built
@@ -132,16 +140,7 @@ def test_rows_are_written_while_the_later_batches_embed(
         return real_upsert(self, collection_name, data, *args, **kwargs)
 
     monkeypatch.setattr(pymilvus.MilvusClient, "upsert", upsert)
-    embedder = SlowEmbeddingsFake(real_embeddings)
-    report = ingest_folder(
-        _kb(tmp_path),
-        settings.model_copy(update={"embedding_batch_size": 4}),
-        embeddings=embedder,
-        show_progress=False,
-    )
-    assert report.chunks_written == 12
-    chunk_calls = [c for c in embedder.main_calls() if all("\n\n" in t for t in c[2])]
-    assert len(chunk_calls) == 3  # one group, three batches
+    _, _, chunk_calls = _ingest_in_three_batches(settings, tmp_path, real_embeddings)
     chunk_upserts = [u for u in upserts if u[0] == settings.collection]
     assert chunk_upserts[0][1] < chunk_calls[-1][0]  # before the last batch even started
     assert sum(n for _, _, n in chunk_upserts) == 12
