@@ -58,6 +58,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
+from langchain_lookup_knowledge.knowledge.row_chunks import row_signature, table_row_chunks
 from langchain_lookup_knowledge.profiling import ProfileQueries, measure_beside, refresh_profile
 from langchain_lookup_knowledge.redaction import mask_url
 from langchain_lookup_knowledge.settings import LookupSettings
@@ -148,7 +149,10 @@ def run_ingest(
     # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
     embedder = options.embeddings or build_embeddings(settings)
     window = window_of(embedder, settings.embedding_max_tokens)
-    signature = chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name)
+    signature = row_signature(
+        chunking_signature(settings.chunk_size, settings.chunk_overlap, window.name),
+        settings.table_row_chunks,
+    )
     # The catalog is not proof: what is really stored is checked against it, per document.
     has_chunks = client.has_collection(settings.collection)
     stored: dict[str, set[str]] = {}
@@ -187,7 +191,10 @@ def run_ingest(
         return True
 
     def chunk(doc: KnowledgeDocument) -> list[Chunk]:
-        return chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window)
+        chunks = chunk_document(doc, settings.chunk_size, settings.chunk_overlap, window)
+        if settings.table_row_chunks:
+            chunks += table_row_chunks(doc, chunks)
+        return chunks
 
     # One pass over the documents, none of them held past a bounded budget: what changed and
     # how many chunks it makes; the write then takes the changed ones group by group.

@@ -31,6 +31,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
 )
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
+from langchain_lookup_knowledge.knowledge.row_chunks import ROW_METADATA_KEY, TableRowChunk
 from langchain_lookup_knowledge.redaction import describe_exception
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import upsert_entries
@@ -82,6 +83,8 @@ def _chunk_rows(
             # evidence shows the chunk from this offset on.
             "body_offset": len(text) - len(chunk.text) if text.endswith(chunk.text) else 0,
         }
+        if isinstance(chunk, TableRowChunk):
+            metadata[ROW_METADATA_KEY] = True
         row: dict[str, Any] = {
             layout.id_field: chunk.evidence_key,
             layout.content_field: text,

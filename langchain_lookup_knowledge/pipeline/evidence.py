@@ -18,6 +18,9 @@ Order of the steps (each one counted in :class:`EvidenceSelection`):
    (best first): they are no blocks of their own, but small-to-big (:mod:`.expand`) may show
    them inside their document's block.
 4. Keep the first ``top_k``.
+
+Between 2 and 3, a table row's own chunk whose row a better block of its document shows is
+dropped (:mod:`.row_blocks`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from langchain_lookup_knowledge.core.models import (
     RetrievalLayer,
 )
 from langchain_lookup_knowledge.pipeline.rerank import ScoredCandidate
+from langchain_lookup_knowledge.pipeline.row_blocks import without_shown_rows
 
 __all__ = ["EvidenceSelection", "build_evidence_blocks"]
 
@@ -55,6 +59,8 @@ class EvidenceSelection:
         rerank_trace: One entry per returned block (rank, scores, boosts).
         dropped_by_top_k: Blocks beyond ``top_k``.
         dropped_without_query_terms: BM25-only blocks with none of the question's terms.
+        dropped_shown_rows: Table rows' own chunks whose row a better block of their document
+            shows (:mod:`.row_blocks`).
         contributing_attempts: The attempts whose candidates became blocks, in block order.
         also_matched: Candidates the per-document cap left out of a document that has a block,
             best first, as blocks (score, content, breadcrumb), none of them in ``blocks``.
@@ -71,6 +77,7 @@ class EvidenceSelection:
     rerank_trace: list[RerankEntry] = field(default_factory=list)
     dropped_by_top_k: int = 0
     dropped_without_query_terms: int = 0
+    dropped_shown_rows: int = 0
     contributing_attempts: list[str] = field(default_factory=list)
     also_matched: list[EvidenceBlock] = field(default_factory=list)
     matched_first: EvidenceBlock | None = None
@@ -90,6 +97,7 @@ class EvidenceSelection:
             "deduplicated_count": self.deduplicated_count,
             "dropped_low_similarity": self.dropped_low_similarity,
             "dropped_without_query_terms": self.dropped_without_query_terms,
+            "dropped_shown_rows": self.dropped_shown_rows,
             "dropped_by_cap": self.dropped_by_cap,
             "dropped_by_top_k": self.dropped_by_top_k,
             "final_count": self.final_count,
@@ -169,7 +177,8 @@ def build_evidence_blocks(
         for best, reasons in merged
         if best.candidate.score_label.similarity >= min_similarity
     ]
-    usable = [(best, reasons) for best, reasons in similar if _has_lexical_support(best, reasons)]
+    supported = [(b, reasons) for b, reasons in similar if _has_lexical_support(b, reasons)]
+    usable = without_shown_rows(supported, lambda item: item[0].candidate)
     per_source: dict[str, int] = defaultdict(int)
     capped: list[tuple[ScoredCandidate, list[HitReason]]] = []
     over_cap: list[tuple[ScoredCandidate, list[HitReason]]] = []
@@ -218,7 +227,8 @@ def build_evidence_blocks(
         candidate_count=len(scored),
         deduplicated_count=len(merged),
         dropped_low_similarity=len(merged) - len(similar),
-        dropped_without_query_terms=len(similar) - len(usable),
+        dropped_without_query_terms=len(similar) - len(supported),
+        dropped_shown_rows=len(supported) - len(usable),
         dropped_by_cap=len(usable) - len(capped),
         final_count=len(blocks),
         rerank_trace=trace,

@@ -46,6 +46,7 @@ from typing import Any
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.chunking import BREADCRUMB_SEPARATOR
+from langchain_lookup_knowledge.knowledge.row_chunks import is_row_chunk
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
@@ -242,7 +243,7 @@ def expand_for_agent(
 def stored_chunks(rows: Iterable[Mapping[str, Any]], layout: Any) -> dict[str, Neighbour]:
     """Rows of a Milvus chunk collection (key, content, metadata) by evidence key: each chunk's
     ordinal, breadcrumb and text without its header (``body_offset``); a row whose key is not
-    ``source#ordinal`` is left out."""
+    ``source#ordinal``, and a table row's own chunk (:mod:`.row_chunks`), are left out."""
     out: dict[str, Neighbour] = {}
     for row in rows:
         key = str(row.get(layout.id_field))
@@ -251,6 +252,8 @@ def stored_chunks(rows: Iterable[Mapping[str, Any]], layout: Any) -> dict[str, N
             continue
         metadata = row.get(layout.metadata_field) if layout.metadata_field else None
         metadata = metadata if isinstance(metadata, dict) else {}
+        if is_row_chunk(metadata):  # a table's row again, not the document's text
+            continue
         content = str(row.get(layout.content_field) or "")
         offset = metadata.get("body_offset")
         if isinstance(offset, int) and 0 < offset < len(content):

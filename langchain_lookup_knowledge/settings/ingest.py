@@ -41,4 +41,11 @@ class IngestSettings(BaseModel):
         ge=0,
         description="Overlap between split chunks (characters, whole sentences only).",
     )
+    table_row_chunks: bool = Field(
+        default=False,
+        description="Also index each row of a markdown table (of 3 rows or more, outside code) "
+        "as a small chunk of its own: the table's header row and the row, under its section's "
+        "breadcrumb, so a question about one option finds its row rather than a table chunk of "
+        "ten rows. Part of the chunking signature: changing it re-chunks every document.",
+    )
     insert_batch_size: int = Field(default=256, ge=1, description="Rows per Milvus insert.")
