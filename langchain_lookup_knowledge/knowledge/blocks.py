@@ -2,7 +2,7 @@
 
 Blocks are ``(start, end, kind)`` spans of the section text, in order; the chunker packs whole
 blocks and splits only a block too long for a chunk (prose at sentences, code and tables at
-line ends).
+line ends, a table line too long for a chunk at its cells' boundaries).
 
 Example:
     >>> text = "## Fix\\n\\nRun it:\\n\\n- one\\n- two\\n\\n```sh\\necho a\\n\\necho b\\n```"
@@ -24,6 +24,9 @@ Block = tuple[int, int, BlockKind]
 
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+\S")
 _TABLE = re.compile(r"^\s*\|")
+_BORDER = re.compile(r"\+[-+]*-[-+|]*\s*$")  # an output table's border, or a piece of one
+_CELL_PIPE = re.compile(r"(?<!\\)\|")
+_BORDER_PLUS = re.compile(r"\+")
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -98,3 +101,27 @@ def line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
         spans.append((begin, stop))
         begin = stop
     return spans
+
+
+def cell_boundaries(text: str, start: int, end: int) -> list[int]:
+    """Where one table line, ``text[start:end]``, may be cut between two cells: before each
+    ``|`` of a row or ``+`` of a border, but one that begins or ends the line; none when it
+    is no table line or more than one line.
+
+    Example:
+        >>> row = "| name | type | the description |"
+        >>> [row[:i] for i in cell_boundaries(row, 0, len(row))]
+        ['| name ', '| name | type ']
+    """
+    line = text[start:end]
+    body = start + len(line) - len(line.lstrip(" \t>"))  # after indentation and quote marks
+    last = start + len(line.rstrip()) - 1
+    if text.find("\n", body, last) >= 0:
+        return []  # lines: cut at their ends
+    if _BORDER.match(text, body, end):
+        separator = _BORDER_PLUS
+    elif text.startswith("|", body):
+        separator = _CELL_PIPE
+    else:
+        return []
+    return [m.start() for m in separator.finditer(text, body + 1, last)]

@@ -1,11 +1,14 @@
 """Pack a document's sections into chunks that fit the embedder's window, cut where the text is.
 
 Units are whole blocks (:mod:`blocks`); a block too long for a chunk is split, prose at sentence
-ends, code and tables at line ends, and a piece still too long at the last word start that fits.
+ends, code and tables at line ends, a table line still too long at the last boundary between two
+of its cells that fits, and a piece still too long at the last word start that fits.
 A section that does not fit in what is left of a chunk starts the next one; small sections share
 a chunk. When prose continues into the next chunk, that chunk repeats whole sentences of the
-previous one (at most ``overlap`` characters). Every chunk, behind the header the embedder reads
-with it, is counted with the embedder's tokenizer and fits its window.
+previous one (at most ``overlap`` characters). A piece without a word (a closing fence or
+``:::``, a table border) is never a chunk of its own (:func:`_join_wordless`). Every chunk, behind
+the header the embedder reads with it, is counted with the embedder's tokenizer and fits its
+window.
 
 Example:
     >>> from langchain_lookup_knowledge.embeddings.window import EstimatedWindow
@@ -24,11 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_lookup_knowledge.embeddings.window import TokenWindow
-from langchain_lookup_knowledge.knowledge.blocks import line_spans, markdown_blocks
+from langchain_lookup_knowledge.knowledge.blocks import cell_boundaries, line_spans, markdown_blocks
 from langchain_lookup_knowledge.knowledge.sentences import cut_points, sentence_spans
 
 Path = tuple[str, ...]
 _MARK = re.compile(r"(?<=\w)(?=[^\w\s])|(?<=[^\w\s])(?=\w)")
+_WORD = re.compile(r"[^\W_]{2,}")  # two letters or digits: something a question can match
 HeaderOf = Callable[[Path, int], str]
 CHARS_PER_TOKEN_CAP = 16
 """No tokenizer reads more characters than this per token on average: a longer unit is split
@@ -58,8 +62,8 @@ def split_counted(
     text: str, start: int, end: int, budget: int, char_cap: int, window: TokenWindow, base: int
 ) -> list[tuple[int, int, int]]:
     """Cut ``text[start:end]`` into contiguous pieces of at most ``budget`` tokens and
-    ``char_cap`` characters, each ending at a word start (inside a word only when a single word
-    is longer than that).
+    ``char_cap`` characters, each ending between two cells of a table line (:func:`cell_boundaries`)
+    or else at a word start (inside a word only when a single word is longer than that).
 
     Example:
         >>> from langchain_lookup_knowledge.embeddings.window import EstimatedWindow
@@ -68,6 +72,7 @@ def split_counted(
         ['alpha beta ', 'gamma delta']
     """
     """:func:`split_span` with each piece's token count (special tokens excluded)."""
+    cells = cell_boundaries(text, start, end)
     cuts = cut_points(text, start, end)
     marks: list[int] | None = None  # between a word and punctuation: when a "word" is too long
     sample = text[start : min(end, start + 2000)]
@@ -77,16 +82,20 @@ def split_counted(
     while pos < end:
         limit = min(end, pos + min(char_cap, max(1, int(budget * ratio))))
         while True:
-            index = bisect.bisect_right(cuts, limit) - 1
-            cut = cuts[index] if index >= 0 and cuts[index] > pos else limit
-            if cut == limit and limit < end:
-                marks = (
-                    [m.start() for m in _MARK.finditer(text, start + 1, end)]
-                    if marks is None
-                    else marks
-                )
-                index = bisect.bisect_right(marks, limit) - 1
-                cut = marks[index] if index >= 0 and marks[index] > pos else limit
+            index = bisect.bisect_right(cells, limit) - 1
+            if index >= 0 and cells[index] > pos:
+                cut = cells[index]
+            else:
+                index = bisect.bisect_right(cuts, limit) - 1
+                cut = cuts[index] if index >= 0 and cuts[index] > pos else limit
+                if cut == limit and limit < end:
+                    marks = (
+                        [m.start() for m in _MARK.finditer(text, start + 1, end)]
+                        if marks is None
+                        else marks
+                    )
+                    index = bisect.bisect_right(marks, limit) - 1
+                    cut = marks[index] if index >= 0 and marks[index] > pos else limit
             if limit == end:
                 cut = end
             tokens = window.count([text[pos:cut]])[0] - base
@@ -158,7 +167,7 @@ def pack_sections(
         budget = max(8, limit - header_tokens(path, 0 if index == 0 else 1) - 2)
         queue.extend(_units(index, text, budget, chunk_size, window, base))
 
-    chunks: list[tuple[Path, str]] = []
+    chunks: list[list[_Unit]] = []
     current: list[_Unit] = []
     carried = 0  # how many units at the head of ``current`` repeat the previous chunk
 
@@ -194,7 +203,7 @@ def pack_sections(
         if not current or len(current) == carried:
             current, carried = [], 0
             return
-        chunks.append((sections[current[0].section][0], _text(current, sections)))
+        chunks.append(current)
         last = current[-1]
         keep: list[_Unit] = []
         if overlap and queue and queue[0].section == last.section and queue[0].prose:
@@ -230,4 +239,70 @@ def pack_sections(
                     continue
         current.append(unit)
     flush()
-    return chunks
+
+    def fits(units: list[_Unit], ordinal: int) -> bool:
+        path = sections[units[0].section][0]
+        embedded = header_of(path, ordinal) + "\n\n" + _text(units, sections)
+        return window.count([embedded])[0] <= limit
+
+    return [
+        (sections[units[0].section][0], _text(units, sections))
+        for units in _join_wordless(chunks, sections, fits)
+    ]
+
+
+def _join_wordless(
+    chunks: list[list[_Unit]],
+    sections: Sequence[tuple[Path, str]],
+    fits: Callable[[list[_Unit], int], bool],
+) -> list[list[_Unit]]:
+    """``chunks`` (their units) where a chunk without a word joins the chunk before it, or when
+    that has no room in the window, takes the last units of it until it holds a word (the
+    chunk before keeping a word of its own): a closing fence stays behind the code it closes.
+    A first chunk, or one that neither way fits behind the chunk before, does the same with the
+    chunk after it. ``fits(units, ordinal)``: whether units fit the window as the chunk at
+    ``ordinal`` (the first chunk's header is longer)."""
+
+    def has_word(units: list[_Unit]) -> bool:
+        return _WORD.search(_text(units, sections)) is not None
+
+    def joined(first: list[_Unit], second: list[_Unit]) -> list[_Unit]:
+        return [*first, *(u for u in second if u not in first)]  # without repeated overlap
+
+    def lent(
+        alone: list[_Unit], other: list[_Unit], before: bool, ordinal: int
+    ) -> list[list[_Unit]] | None:
+        """``[other, alone]`` (``before``) or ``[alone, other]`` with units of ``other`` moved
+        to the side of ``alone`` until it holds a word; None when ``alone`` then does not fit
+        as the chunk at ``ordinal`` or ``other`` would hold no word."""
+        kept, moved = list(other), list(alone)
+        while len(kept) > 1 and not has_word(moved):
+            moved = [kept.pop(), *moved] if before else [*moved, kept.pop(0)]
+        if not (has_word(kept) and has_word(moved) and fits(moved, ordinal)):
+            return None
+        return [kept, moved] if before else [moved, kept]
+
+    out = list(chunks)
+    index = 0
+    while index < len(out):
+        units = out[index]
+        if has_word(units):
+            index += 1
+            continue
+        if index:
+            before = joined(out[index - 1], units)
+            if fits(before, index - 1):
+                out[index - 1 : index + 1] = [before]
+                continue
+            pair = lent(units, out[index - 1], True, index)
+            if pair is not None:
+                out[index - 1 : index + 1] = pair
+                index += 1
+                continue
+        if index + 1 < len(out):
+            after = joined(units, out[index + 1])
+            pair = [after] if fits(after, index) else lent(units, out[index + 1], False, index)
+            if pair is not None:
+                out[index : index + 2] = pair
+        index += 1
+    return out

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from langchain_lookup_knowledge.knowledge.chunking import (
     chunk_document,
+    default_window,
     embedding_text,
     evidence_key,
     split_sections,
@@ -133,3 +136,51 @@ def test_embedding_text_carries_breadcrumb_terms_and_summary_on_first_chunk():
 def test_invalid_chunk_parameters_are_rejected(size, overlap, message):
     with pytest.raises(ValueError, match=message):
         chunk_document(_doc("# T\ntext"), chunk_size=size, overlap=overlap)
+
+
+_WORD = re.compile(r"[^\W_]{2,}")
+_METADATA = "\n\n## Metadata\n\n" + " ".join(
+    f"Set the log format number {i} with plugin metadata." for i in range(25)
+)
+
+
+def _fits_the_window(doc, chunks) -> bool:
+    window = default_window()
+    return all(window.count([embedding_text(c, doc)])[0] <= window.max_tokens for c in chunks)
+
+
+def test_a_closing_fence_stays_with_the_code_it_closes():
+    # 34 lines and a last value of 32 characters fill the chunk to the fence's line.
+    lines = "".join(f'  "key_{i}": "value number {i}",\n' for i in range(34))
+    body = (
+        "# Log format\n\n## Example\n\nThe plugin writes this entry:\n\n"
+        f'```json\n{{\n{lines}  "last": "{"x" * 32}"\n}}\n```' + _METADATA
+    )
+    doc = _doc(body, "plugins/logger.md")
+    chunks = chunk_document(doc)
+    assert all(_WORD.search(c.text) for c in chunks)
+    closing = next(c for c in chunks if c.text.endswith("```") or "```\n\n## Metadata" in c.text)
+    assert '"last"' in closing.text
+    assert _fits_the_window(doc, chunks)
+    assert "".join(c.text for c in chunks).count("```") == 2
+
+
+def test_a_closing_admonition_mark_joins_the_chunk_before_it():
+    prose = " ".join(f"Entry {i} is buffered before it is sent." for i in range(21))
+    body = f"# Logger\n\n## Attributes\n\n:::note\n\n{prose} Then {'very ' * 23}late.\n\n:::"
+    doc = _doc(body + _METADATA, "plugins/logger.md")
+    chunks = chunk_document(doc)
+    assert all(_WORD.search(c.text) for c in chunks)
+    assert any(c.text.endswith("late.\n\n:::") for c in chunks)
+    assert _fits_the_window(doc, chunks)
+
+
+def test_a_piece_without_a_word_at_the_start_joins_the_chunk_after_it():
+    # The first section is only ":::"; the next one does not fit beside it whole.
+    body = ":::\n\n## Details\n\n" + " ".join(f"Point {i} explains the notes." for i in range(80))
+    doc = _doc(body, "notes.md")
+    chunks = chunk_document(doc)
+    assert len(chunks) > 1
+    assert chunks[0].text.startswith(":::\n\n## Details\n\nPoint 0 ")
+    assert all(_WORD.search(c.text) for c in chunks)
+    assert _fits_the_window(doc, chunks)
