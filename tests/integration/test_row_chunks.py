@@ -38,6 +38,10 @@ def test_a_row_chunk_shows_the_answering_row_under_its_header(settings, tmp_path
     report = ingest_folder(kb, rows_settings)
     assert report.unchanged == []
     assert report.chunks_written == plain_report.chunks_written + 18  # rate, 16 options, answer
+    # the same setting again: nothing to re-chunk, every row chunk found where it was written
+    again = ingest_folder(kb, rows_settings)
+    assert sorted(again.unchanged) == ["plugins/rate-guard.md", "runbooks/disk-full.md"]
+    assert again.repaired == []
 
     shown, artifact = _ask(rows_settings, QUESTION)
     first = artifact["evidenceBlocks"][0]
