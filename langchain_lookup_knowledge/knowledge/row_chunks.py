@@ -45,6 +45,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     evidence_key,
     split_sections,
 )
+from langchain_lookup_knowledge.knowledge.document_tables import document_tables
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 
 __all__ = [
@@ -128,8 +129,6 @@ def table_row_chunks(doc: KnowledgeDocument, chunks: Sequence[Chunk]) -> list[Ta
     numbered after the usual chunks, in document order, each under its table's own section."""
     # Read from the chunks rather than the body: the rows are then written exactly as the
     # table chunks show them, and a row cut between two chunks is whole again.
-    from langchain_lookup_knowledge.pipeline.table_rows import document_tables
-
     if not chunks:
         return []
     tables = document_tables([(c.ordinal, c.breadcrumb, c.text) for c in chunks])
