@@ -37,7 +37,10 @@ _T = TypeVar("_T")
 
 def without_shown_rows(items: Sequence[_T], candidate_of: Callable[[_T], Candidate]) -> list[_T]:
     """``items`` (best first) without the row chunks whose row a better item of the same
-    document shows (a line of its content)."""
+    document shows (a line of its content). Without any row chunk (``table_row_chunks`` off,
+    the default), ``items`` as they are: no content is read."""
+    if not any(is_row_chunk(candidate_of(item).metadata) for item in items):
+        return list(items)
     shown: dict[str, set[str]] = defaultdict(set)
     kept: list[_T] = []
     for item in items:
