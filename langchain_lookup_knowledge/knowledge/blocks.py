@@ -24,7 +24,10 @@ Block = tuple[int, int, BlockKind]
 
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+\S")
 _TABLE = re.compile(r"^\s*\|")
-_BORDER = re.compile(r"\+[-+]*-[-+|]*\s*$")  # an output table's border, or a piece of one
+# An output table's border, or a piece of one: "+", then "+"s up to its first "-", then any
+# of "-+|". Written so that one way to match exists: a long line of dashes that is no border
+# fails in linear time.
+_BORDER = re.compile(r"\+\+*-[-+|]*\s*$")
 _CELL_PIPE = re.compile(r"(?<!\\)\|")
 _BORDER_PLUS = re.compile(r"\+")
 
