@@ -135,7 +135,7 @@ def chunk_document(
     def header_of(path: tuple[str, ...], ordinal: int) -> str:
         key = (path, ordinal == 0)
         if key not in headers:
-            headers[key] = embedding_header(_breadcrumb(path), doc, ordinal, window)
+            headers[key] = embedding_header(breadcrumb_of(path), doc, ordinal, window)
         return headers[key]
 
     chunks: list[Chunk] = []
@@ -148,7 +148,7 @@ def chunk_document(
                 source=doc.source,
                 ordinal=ordinal,
                 title=doc.title,
-                breadcrumb=_breadcrumb(path),
+                breadcrumb=breadcrumb_of(path),
                 category=doc.category,
                 text=text,
             )
@@ -156,7 +156,13 @@ def chunk_document(
     return chunks
 
 
-def _breadcrumb(path: tuple[str, ...]) -> str:
+def breadcrumb_of(path: tuple[str, ...]) -> str:
+    """A section path as the breadcrumb chunks carry (empty parts left out).
+
+    Example:
+        >>> breadcrumb_of(("Disk full", "", "Fix"))
+        'Disk full > Fix'
+    """
     return BREADCRUMB_SEPARATOR.join(p for p in path if p)
 
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_lookup_knowledge.knowledge.chunking import (
-    BREADCRUMB_SEPARATOR,
     Chunk,
+    breadcrumb_of,
     evidence_key,
     split_sections,
 )
@@ -83,8 +83,8 @@ def row_signature(signature: str, enabled: bool) -> str:
     """The chunking signature with row chunks on (another signature re-chunks every document).
 
     Example:
-        >>> row_signature("v8/1000/150/hf:minilm/256", True)
-        'v8/1000/150/hf:minilm/256/rows'
+        >>> row_signature("v9/1000/150/hf:minilm/256", True)
+        'v9/1000/150/hf:minilm/256/rows'
     """
     return signature + _SIGNATURE_TAIL if enabled else signature
 
@@ -115,10 +115,7 @@ def row_line(text: str) -> str:
 def _section_breadcrumbs(doc: KnowledgeDocument) -> list[tuple[str, set[str]]]:
     """Each section of ``doc`` in order: its breadcrumb and its stripped lines."""
     return [
-        (
-            BREADCRUMB_SEPARATOR.join(p for p in s.path if p),
-            {line.strip() for line in s.text.splitlines()},
-        )
+        (breadcrumb_of(s.path), {line.strip() for line in s.text.splitlines()})
         for s in split_sections(doc.body, doc.title)
     ]
 

@@ -14,7 +14,7 @@ without a pipe (a rule, a setext heading) is not a table row.
 Code is shown as written, except the output tables of a SQL client in it (mysql style: border
 lines ``+----+----+``, rows ``| a  | b  |`` between them). Their borders are padded to the
 widest value of a column: a TiDB ``EXPLAIN ANALYZE`` border of 900 dashes is 900 word pieces,
-three times the bundled model's window, so the chunker had to cut it into chunks of dashes. Every
+three times the bundled model's window, and a chunker would cut it into chunks of dashes. Every
 border cell is written ``---`` and every row cell stripped, in every such table (a border of a
 narrow table still spends a word piece per dash). A row is rewritten only when it has the
 cells of the border above it; an operator tree's indentation (``│ └─TableScan``) is kept.
