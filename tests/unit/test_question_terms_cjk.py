@@ -18,27 +18,23 @@ def test_cjk_text_is_segmented_into_words():
     ]
 
 
-def test_an_english_question_does_not_load_jieba():
+def _terms_in_a_fresh_process(question: str) -> str:
+    """``question_terms(question)`` and whether jieba was then loaded, in a new interpreter."""
     script = (
         "import sys\n"
         "from langchain_lookup_knowledge.core.vocabulary import question_terms\n"
-        "terms = question_terms('alertmanager pods keep crashing')\n"
+        f"terms = question_terms({question!r})\n"
         "print(terms, 'jieba' in sys.modules)\n"
     )
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     ).stdout.strip()
+
+
+def test_an_english_question_does_not_load_jieba():
+    out = _terms_in_a_fresh_process("alertmanager pods keep crashing")
     assert out == "['alertmanager', 'pod', 'keep', 'crashing'] False"
 
 
 def test_a_chinese_question_loads_it():
-    script = (
-        "import sys\n"
-        "from langchain_lookup_knowledge.core.vocabulary import question_terms\n"
-        "question_terms('节点磁盘满了')\n"
-        "print('jieba' in sys.modules)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    ).stdout.strip()
-    assert out == "True"
+    assert _terms_in_a_fresh_process("节点磁盘满了") == "['节点', '磁盘'] True"

@@ -13,7 +13,7 @@ from langchain_lookup_knowledge.knowledge.row_chunks import (
     row_signature,
     table_row_chunks,
 )
-from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
+from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection, build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.expand import stored_chunks
 from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.pipeline.rerank import rerank
@@ -113,29 +113,29 @@ def _candidate(key: str, content: str, similarity: float, row: bool = False) -> 
     )
 
 
-def test_a_row_a_better_block_of_its_document_shows_is_no_block() -> None:
+def _selection(table_similarity: float, row_similarity: float) -> EvidenceSelection:
+    """The evidence of a table chunk (a.md#1) and the row chunk of its third row (a.md#9)."""
     table = "\n".join([HEADER, "|---|---|---|", *ROWS])
     row = "\n".join([HEADER, "|---|---|---|", ROWS[2]])
-    question = "nodelay burst delay"
-    shown_first = rerank(
-        [_candidate("a.md#1", table, 0.8), _candidate("a.md#9", row, 0.6, row=True)],
-        question,
+    scored = rerank(
+        [
+            _candidate("a.md#1", table, table_similarity),
+            _candidate("a.md#9", row, row_similarity, row=True),
+        ],
+        "nodelay burst delay",
         None,
     )
-    selection = build_evidence_blocks(
-        shown_first, top_k=5, per_document_cap=2, min_similarity=0.1, l0_participated=False
+    return build_evidence_blocks(
+        scored, top_k=5, per_document_cap=2, min_similarity=0.1, l0_participated=False
     )
+
+
+def test_a_row_a_better_block_of_its_document_shows_is_no_block() -> None:
+    selection = _selection(table_similarity=0.8, row_similarity=0.6)
     assert [b.evidence_key for b in selection.blocks] == ["a.md#1"]
     assert selection.dropped_shown_rows == 1
     assert selection.counts()["dropped_shown_rows"] == 1
 
-    row_first = rerank(
-        [_candidate("a.md#1", table, 0.5), _candidate("a.md#9", row, 0.9, row=True)],
-        question,
-        None,
-    )
-    selection = build_evidence_blocks(
-        row_first, top_k=5, per_document_cap=2, min_similarity=0.1, l0_participated=False
-    )
+    selection = _selection(table_similarity=0.5, row_similarity=0.9)
     assert [b.evidence_key for b in selection.blocks] == ["a.md#9", "a.md#1"]
     assert selection.dropped_shown_rows == 0
