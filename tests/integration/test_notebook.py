@@ -30,11 +30,18 @@ def kernel_manager() -> AsyncKernelManager:
 
 
 def outputs_text(nb: nbformat.NotebookNode) -> str:
+    """Every cell's outputs as text: a cell's stdout in one piece and its stderr in another
+    (a kernel under load may send one printed line as several stream messages, with a log
+    line on stderr between them), then its rich outputs."""
     parts = []
     for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", ""))
-            parts.extend(str(v) for v in out.get("data", {}).values())
+        outputs = cell.get("outputs", [])
+        for stream in ("stdout", "stderr"):
+            parts.append("".join(o.get("text", "") for o in outputs if o.get("name") == stream))
+        for out in outputs:
+            if out.get("output_type") != "stream":
+                parts.append(out.get("text", ""))
+                parts.extend(str(v) for v in out.get("data", {}).values())
     return "\n".join(parts)
 
 
