@@ -30,6 +30,14 @@ class CatalogView:
         self.entries = entries
         self._matchers: dict[str | None, L0Matcher] = {}  # most recently used last
         self._lock = threading.Lock()
+        self._chunk_counts: dict[str, int] | None = None
+
+    def chunk_counts(self) -> dict[str, int]:
+        """Each document's stored chunks (``<source>#0`` to ``#count - 1``), by source; made
+        once per load (two threads may both make it: the same dict)."""
+        if self._chunk_counts is None:
+            self._chunk_counts = {e.source: e.chunk_count for e in self.entries}
+        return self._chunk_counts
 
     def matcher(self, key: str | None) -> L0Matcher | None:
         """The matcher of scope ``key``, if built."""

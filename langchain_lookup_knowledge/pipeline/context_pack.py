@@ -49,6 +49,7 @@ __all__ = [
     "block_why",
     "first_block_room",
     "pack_context",
+    "spare_room",
 ]
 
 TRUNCATION_MARKER = "…[truncated]"
@@ -267,6 +268,43 @@ def first_block_room(
     bodies = [body(block.content) for block in candidates]
     fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
     return max(0, budget_chars - fixed - sum(floors[1:])) if floors else 0
+
+
+def spare_room(
+    blocks: Sequence[EvidenceBlock],
+    budget_chars: int,
+    *,
+    min_content_chars: int = DEFAULT_MIN_CONTENT_CHARS,
+    shown: int | None = None,
+    header: Callable[[int, EvidenceBlock], str] = block_header,
+    body: Callable[[str], str] = _body,
+) -> int:
+    """The characters of document text (as shown: quoted) the blocks can grow by, together, with
+    :func:`pack_context` still showing every one of the first ``shown`` whole; 0 when it cuts or
+    omits one already.
+
+    Example:
+        >>> blocks = [EvidenceBlock(evidence_key=f"a.md#{i}", source="a.md", title="A",
+        ...                         content="w" * 100) for i in range(2)]
+        >>> room = spare_room(blocks, budget_chars=400)
+        >>> room
+        155
+        >>> def first(text):  # quoted, one line: "> " and the text
+        ...     return blocks[0].model_copy(update={"content": text})
+        >>> grown = first(blocks[0].content + "w" * room)
+        >>> pack_context([grown, blocks[1]], 400).truncated
+        False
+        >>> pack_context([first(grown.content + "w"), blocks[1]], 400).truncated
+        True
+    """
+    shown = len(blocks) if shown is None else shown
+    candidates = blocks[:shown]
+    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
+    bodies = [body(block.content) for block in candidates]
+    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    if len(floors) < len(candidates):
+        return 0
+    return max(0, budget_chars - fixed - sum(len(b) for b in bodies))
 
 
 def _packed(rank: int, block: EvidenceBlock, shown_chars: int, cut: bool) -> PackedBlock:

@@ -66,6 +66,8 @@ class EvidenceSelection:
             best first, as blocks (score, content, breadcrumb), none of them in ``blocks``.
         matched_first: The first block as retrieval matched it, when small-to-big
             (:mod:`.expand`) grew its content; None otherwise.
+        matched_later: Later blocks as retrieval matched them, by index in ``blocks``, when
+            their content grew (:mod:`.document_chunks`).
     """
 
     blocks: list[EvidenceBlock] = field(default_factory=list)
@@ -81,14 +83,17 @@ class EvidenceSelection:
     contributing_attempts: list[str] = field(default_factory=list)
     also_matched: list[EvidenceBlock] = field(default_factory=list)
     matched_first: EvidenceBlock | None = None
+    matched_later: dict[int, EvidenceBlock] = field(default_factory=dict)
 
     @property
     def matched_blocks(self) -> list[EvidenceBlock]:
         """The blocks with the content retrieval matched: what the evidence decision reads
         (what small-to-big grew is for the model to read, not a stronger match)."""
-        if self.matched_first is None or not self.blocks:
+        if (self.matched_first is None and not self.matched_later) or not self.blocks:
             return self.blocks
-        return [self.matched_first, *self.blocks[1:]]
+        first = self.matched_first if self.matched_first is not None else self.blocks[0]
+        later = [self.matched_later.get(i, b) for i, b in enumerate(self.blocks[1:], start=1)]
+        return [first, *later]
 
     def counts(self) -> dict[str, int]:
         """The step counts, for ``retrieval_details`` and the retrieval trace."""

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.text import fold, holds_word_key, raw_words, word_key_set
 
-__all__ = ["ELIDED", "focused_cut", "line_hits"]
+__all__ = ["ELIDED", "focused_cut", "held_terms", "line_hits"]
 
 MARKER = "…[truncated]"
 """The end of a line cut short."""
@@ -39,21 +39,31 @@ def line_hits(line: str, terms: Sequence[str]) -> int:
         >>> line_hits("> Set `nodelay` to pass burst requests", ["nodelay", "burst", "rate"])
         2
     """
+    return len(held_terms(line, terms))
+
+
+def held_terms(text: str, terms: Sequence[str]) -> list[str]:
+    """The ``terms`` a text holds, as :func:`line_hits` counts them (the text read once).
+
+    Example:
+        >>> held_terms("Set `nodelay` to pass 突发 requests", ["nodelay", "突发", "rate"])
+        ['nodelay', '突发']
+    """
     if not terms:
-        return 0
-    if line.isascii():
+        return []
+    if text.isascii():
         # Each word key of an ASCII line is a substring of the lowercased line (a word, or the
         # word without its plural s), and a CJK term is in no ASCII line: the terms that are
         # not substrings cannot match, and a line holding none needs no word keys.
-        lowered = line.lower()
+        lowered = text.lower()
         present = [t for t in terms if t in lowered]
         if not present:
-            return 0
+            return []
         folded_words = set(raw_words(lowered))  # ASCII: folding is lowercasing
-        return sum(1 for t in present if holds_word_key(t, folded_words))
-    words = word_key_set(line)
-    folded = fold(line)
-    return sum(1 for t in terms if (t in words if t.isascii() else t in folded))
+        return [t for t in present if holds_word_key(t, folded_words)]
+    words = word_key_set(text)
+    folded = fold(text)
+    return [t for t in terms if (t in words if t.isascii() else t in folded)]
 
 
 def _best_run(lengths: Sequence[int], hits: Sequence[int], room: int) -> tuple[int, int, int]:

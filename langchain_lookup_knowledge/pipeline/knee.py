@@ -22,11 +22,21 @@ import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock
-from langchain_lookup_knowledge.pipeline.context_pack import first_block_room, pack_context
+from langchain_lookup_knowledge.pipeline.context_pack import (
+    first_block_room,
+    pack_context,
+    spare_room,
+)
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
-__all__ = ["agent_first_block_room", "knee_count", "knee_score", "pack_agent_context"]
+__all__ = [
+    "agent_first_block_room",
+    "agent_spare_room",
+    "knee_count",
+    "knee_score",
+    "pack_agent_context",
+]
 
 
 def knee_score(scores: Sequence[float], ratio: float) -> float | None:
@@ -73,6 +83,17 @@ def agent_first_block_room(blocks: Sequence[EvidenceBlock], settings: LookupSett
     block: the budget less the shown blocks' headers and the later blocks' content floors."""
     scores = [b.score for b in blocks]
     return first_block_room(
+        blocks,
+        settings.context_budget_chars,
+        shown=knee_count(scores, settings.relevance_knee),
+    )
+
+
+def agent_spare_room(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> int:
+    """The document text (quoted, as shown) the blocks above the relevance knee can grow by
+    while :func:`pack_agent_context` still shows each of them whole (0: it cuts one already)."""
+    scores = [b.score for b in blocks]
+    return spare_room(
         blocks,
         settings.context_budget_chars,
         shown=knee_count(scores, settings.relevance_knee),

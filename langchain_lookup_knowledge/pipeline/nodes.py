@@ -36,6 +36,10 @@ from langchain_lookup_knowledge.pipeline.attempts import (
     vectorstore_failed,
 )
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
+from langchain_lookup_knowledge.pipeline.document_chunks import (
+    document_chunks_for_agent,
+    store_documents_fetch,
+)
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_for_agent, store_fetch
 from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
@@ -217,6 +221,12 @@ class LookupNodes:
             start = time.perf_counter()
             selection = add_rows_for_agent(selection, fetch_document, self.settings, query)
             timings["table_rows"] = timings.get("table_rows", 0.0) + ms_since(start)
+        if self.settings.best_document_chunks > 0:  # last: it takes the room the others left
+            start = time.perf_counter()
+            selection = document_chunks_for_agent(
+                selection, self._fetch_documents, self.settings, query
+            )
+            timings["document_chunks"] = ms_since(start)
         if timings:
             update = {"selection": selection, "timings_ms": timings}
         return update | {"context_pack": pack_agent_context(selection.blocks, self.settings, query)}
@@ -232,6 +242,16 @@ class LookupNodes:
         runtime = self.runtime
         fetch = store_document_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
         return fetch(source)
+
+    def _fetch_documents(self, sources: Sequence[str]) -> Mapping[str, Sequence[DocumentChunk]]:
+        """The stored chunks of the shown documents (their best chunks)."""
+        runtime = self.runtime
+        view = runtime.catalog.peek()  # loaded by L0 already; never waited for here
+        counts = view.chunk_counts() if view is not None else None
+        fetch = store_documents_fetch(
+            runtime.client, runtime.layout, self.settings.milvus_timeout_s, counts
+        )
+        return fetch(sources)
 
     def assemble_result(self, state: AssembleInput) -> Update:
         """The evidence-first result, its retrieval error, and the details to persist."""

@@ -48,7 +48,7 @@ from langchain_lookup_knowledge.knowledge.document_tables import (
     document_tables,
 )
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
-from langchain_lookup_knowledge.pipeline.excerpt import MARKER, line_hits
+from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
 from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key, stored_chunks
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
@@ -62,6 +62,7 @@ __all__ = [
     "rows_for",
     "rows_room",
     "store_document_fetch",
+    "term_scores",
 ]
 
 log = logging.getLogger(__name__)
@@ -74,11 +75,11 @@ _MAX_CHUNKS = 2000
 """Chunks of one document read at most (a document longer than that shows its first tables)."""
 
 
-def _row_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
-    """Each row's score: the sum, over the question's terms it holds, of the term's weight
-    ``log((n + 1) / (rows holding it + 0.5))`` among the ``n`` rows; 0 for a row holding fewer
-    than :data:`MIN_TERMS` of them (all of them, for a shorter question)."""
-    held = [[t for t in terms if line_hits(row, [t])] for row in rows]
+def term_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
+    """Each row's (or any text's) score: the sum, over the question's terms it holds, of the
+    term's weight ``log((n + 1) / (rows holding it + 0.5))`` among the ``n`` rows; 0 for a row
+    holding fewer than :data:`MIN_TERMS` of them (all of them, for a shorter question)."""
+    held = [held_terms(row, terms) for row in rows]
     counts: dict[str, int] = {}
     for found in held:
         for term in found:
@@ -100,7 +101,7 @@ def rows_for(
         return ""
     shown = {line.strip() for line in content.splitlines()}
     places = [(t, r) for t, table in enumerate(tables) for r in range(len(table.rows))]
-    scores = _row_scores([tables[t].rows[r] for t, r in places], terms)
+    scores = term_scores([tables[t].rows[r] for t, r in places], terms)
     ranked = sorted(
         (
             i
