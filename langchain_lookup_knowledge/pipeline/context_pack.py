@@ -236,6 +236,22 @@ def _included(
     return fixed, floors
 
 
+def _measured(
+    blocks: Sequence[EvidenceBlock],
+    budget_chars: int,
+    min_content_chars: int,
+    shown: int | None,
+    header: Callable[[int, EvidenceBlock], str],
+    body: Callable[[str], str],
+) -> tuple[list[str], int, list[int]]:
+    """The first ``shown`` blocks' bodies as shown, and :func:`_included` of them."""
+    candidates = blocks[: len(blocks) if shown is None else shown]
+    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
+    bodies = [body(block.content) for block in candidates]
+    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    return bodies, fixed, floors
+
+
 def first_block_room(
     blocks: Sequence[EvidenceBlock],
     budget_chars: int,
@@ -262,11 +278,7 @@ def first_block_room(
         >>> pack_context([first("w" * (room - 1)), blocks[1]], 600).blocks[0].truncated
         True
     """
-    shown = len(blocks) if shown is None else shown
-    candidates = blocks[:shown]
-    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
-    bodies = [body(block.content) for block in candidates]
-    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    _, fixed, floors = _measured(blocks, budget_chars, min_content_chars, shown, header, body)
     return max(0, budget_chars - fixed - sum(floors[1:])) if floors else 0
 
 
@@ -297,12 +309,8 @@ def spare_room(
         >>> pack_context([first(grown.content + "w"), blocks[1]], 400).truncated
         True
     """
-    shown = len(blocks) if shown is None else shown
-    candidates = blocks[:shown]
-    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
-    bodies = [body(block.content) for block in candidates]
-    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
-    if len(floors) < len(candidates):
+    bodies, fixed, floors = _measured(blocks, budget_chars, min_content_chars, shown, header, body)
+    if len(floors) < len(bodies):
         return 0
     return max(0, budget_chars - fixed - sum(len(b) for b in bodies))
 
