@@ -40,18 +40,20 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
-from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.document_tables import DocumentChunk
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
-from langchain_lookup_knowledge.pipeline.expand import compose, shown_size, split_key, stored_chunks
+from langchain_lookup_knowledge.pipeline.expand import compose, shown_size, split_key
 from langchain_lookup_knowledge.pipeline.knee import agent_spare_room, knee_count
-from langchain_lookup_knowledge.pipeline.table_rows import term_scores
+from langchain_lookup_knowledge.pipeline.table_rows import (
+    FetchDocuments,
+    store_documents_fetch,
+    term_scores,
+)
 from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
@@ -64,13 +66,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FetchDocuments = Callable[[Sequence[str]], Mapping[str, Sequence[DocumentChunk]]]
-"""The stored chunks of each of the given sources (ordinal, breadcrumb, text without header)."""
-
-_MAX_CHUNKS = 2000
-"""Chunks of one document read at most."""
-_QUERY_LIMIT = 16_384
-"""The most rows one Milvus query returns."""
 MIN_EXCERPT = 120
 """The least room worth an excerpt of a chunk that does not fit whole (a block's floor)."""
 
@@ -237,41 +232,3 @@ def document_chunks_for_agent(
     return add_document_chunks(
         selection, fetch, settings.best_document_chunks, room, query, shown=shown
     )
-
-
-def store_documents_fetch(
-    client: Any, layout: Any, timeout: float | None, chunk_counts: Mapping[str, int] | None = None
-) -> FetchDocuments:
-    """A :data:`FetchDocuments` over a Milvus chunk collection, one query for all sources: by
-    primary key when ``chunk_counts`` (the catalog's) knows every source's chunks (a key lookup,
-    several times faster than a scan of the source field in Milvus Lite), else by source."""
-
-    def fetch(sources: Sequence[str]) -> dict[str, list[DocumentChunk]]:
-        fields = [layout.id_field, layout.content_field]
-        if layout.metadata_field:
-            fields.append(layout.metadata_field)
-        counts = [min((chunk_counts or {}).get(s, 0), _MAX_CHUNKS) for s in sources]
-        if all(counts):
-            keys = [f"{s}#{i}" for s, n in zip(sources, counts, strict=True) for i in range(n)]
-            where = condition(layout.id_field, keys)
-        elif layout.source_field:
-            where = condition(layout.source_field, list(sources))
-        else:
-            where = " or ".join(f'{layout.id_field} like "{_like(s)}#%"' for s in sources)
-        limit = min(_QUERY_LIMIT, _MAX_CHUNKS * len(sources))
-        rows = client.query(
-            layout.name, filter=where, output_fields=fields, limit=limit, timeout=timeout
-        )
-        wanted = set(sources)
-        out: dict[str, list[DocumentChunk]] = {}
-        for key, chunk in stored_chunks(rows, layout).items():
-            parsed = split_key(key)
-            if parsed is not None and parsed[0] in wanted:
-                out.setdefault(parsed[0], []).append((chunk.ordinal, chunk.breadcrumb, chunk.text))
-        return out
-
-    return fetch
-
-
-def _like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "\\%")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -36,10 +35,7 @@ from langchain_lookup_knowledge.pipeline.attempts import (
     vectorstore_failed,
 )
 from langchain_lookup_knowledge.pipeline.details import build_retrieval_details, nearest_sources
-from langchain_lookup_knowledge.pipeline.document_chunks import (
-    document_chunks_for_agent,
-    store_documents_fetch,
-)
+from langchain_lookup_knowledge.pipeline.document_chunks import document_chunks_for_agent
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_for_agent, store_fetch
 from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
@@ -59,9 +55,10 @@ from langchain_lookup_knowledge.pipeline.state import (
 )
 from langchain_lookup_knowledge.pipeline.table_rows import (
     DocumentChunk,
+    DocumentReads,
     add_rows_for_agent,
     rows_room,
-    store_document_fetch,
+    store_documents_fetch,
 )
 from langchain_lookup_knowledge.pipeline.transform import transform_query
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
@@ -207,7 +204,8 @@ class LookupNodes:
         if selection is None or not selection.blocks:
             return {"context_pack": pack_agent_context([], self.settings, query)}
         rows, expand = self.settings.table_rows > 0, self.settings.section_expand_chars > 0
-        fetch_document = lru_cache(maxsize=1)(self._fetch_document)  # one read per lookup
+        documents = DocumentReads(self._fetch_documents)  # each document read once per lookup
+        fetch_document = documents.one
         reserve = 0
         if rows and expand:  # small-to-big leaves the rows their room
             start = time.perf_counter()
@@ -223,9 +221,7 @@ class LookupNodes:
             timings["table_rows"] = timings.get("table_rows", 0.0) + ms_since(start)
         if self.settings.best_document_chunks > 0:  # last: it takes the room the others left
             start = time.perf_counter()
-            selection = document_chunks_for_agent(
-                selection, self._fetch_documents, self.settings, query
-            )
+            selection = document_chunks_for_agent(selection, documents.many, self.settings, query)
             timings["document_chunks"] = ms_since(start)
         if timings:
             update = {"selection": selection, "timings_ms": timings}
@@ -237,14 +233,9 @@ class LookupNodes:
         fetch = store_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
         return fetch(keys)
 
-    def _fetch_document(self, source: str) -> Sequence[DocumentChunk]:
-        """A document's stored chunks (the option rows of its tables)."""
-        runtime = self.runtime
-        fetch = store_document_fetch(runtime.client, runtime.layout, self.settings.milvus_timeout_s)
-        return fetch(source)
-
     def _fetch_documents(self, sources: Sequence[str]) -> Mapping[str, Sequence[DocumentChunk]]:
-        """The stored chunks of the shown documents (their best chunks)."""
+        """Documents' stored chunks (the option rows of a document's tables, the best chunks of
+        the shown documents), by primary key when the loaded catalog knows their chunks."""
         runtime = self.runtime
         view = runtime.catalog.peek()  # loaded by L0 already; never waited for here
         counts = view.chunk_counts() if view is not None else None

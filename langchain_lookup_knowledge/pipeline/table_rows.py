@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,23 +56,28 @@ from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
     "DocumentChunk",
+    "DocumentReads",
     "Table",
     "add_table_rows",
     "document_tables",
     "rows_for",
     "rows_room",
-    "store_document_fetch",
+    "store_documents_fetch",
     "term_scores",
 ]
 
 log = logging.getLogger(__name__)
 
 FetchDocument = Callable[[str], Sequence[DocumentChunk]]
+FetchDocuments = Callable[[Sequence[str]], Mapping[str, Sequence[DocumentChunk]]]
+"""The stored chunks of each of the given sources (ordinal, breadcrumb, text without header)."""
 
 MIN_TERMS = 2
 """The question's terms a row must hold to be added (one term alone is often a common word)."""
 _MAX_CHUNKS = 2000
 """Chunks of one document read at most (a document longer than that shows its first tables)."""
+_QUERY_LIMIT = 16_384
+"""The most rows one Milvus query returns."""
 
 
 def term_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
@@ -200,25 +205,73 @@ def rows_room(
     return shown_size(grown.blocks[0].content) - shown_size(selection.blocks[0].content)
 
 
-def store_document_fetch(client: Any, layout: Any, timeout: float | None) -> FetchDocument:
-    """A :data:`FetchDocument` over a Milvus chunk collection (one query by source)."""
+def store_documents_fetch(
+    client: Any, layout: Any, timeout: float | None, chunk_counts: Mapping[str, int] | None = None
+) -> FetchDocuments:
+    """A :data:`FetchDocuments` over a Milvus chunk collection, one query for all sources: by
+    primary key when ``chunk_counts`` (the catalog's) knows every source's chunks (a key lookup,
+    several times faster than a scan of the source field in Milvus Lite), else by source."""
 
-    def fetch(source: str) -> list[DocumentChunk]:
+    def fetch(sources: Sequence[str]) -> dict[str, list[DocumentChunk]]:
         fields = [layout.id_field, layout.content_field]
         if layout.metadata_field:
             fields.append(layout.metadata_field)
-        if layout.source_field:
-            where = condition(layout.source_field, [source])
+        counts = [min((chunk_counts or {}).get(s, 0), _MAX_CHUNKS) for s in sources]
+        if all(counts):
+            keys = [f"{s}#{i}" for s, n in zip(sources, counts, strict=True) for i in range(n)]
+            where = condition(layout.id_field, keys)
+        elif layout.source_field:
+            where = condition(layout.source_field, list(sources))
         else:
-            escaped = source.replace("\\", "\\\\").replace('"', '\\"').replace("%", "\\%")
-            where = f'{layout.id_field} like "{escaped}#%"'
+            where = " or ".join(f'{layout.id_field} like "{_like(s)}#%"' for s in sources)
+        limit = min(_QUERY_LIMIT, _MAX_CHUNKS * len(sources))
         rows = client.query(
-            layout.name, filter=where, output_fields=fields, limit=_MAX_CHUNKS, timeout=timeout
+            layout.name, filter=where, output_fields=fields, limit=limit, timeout=timeout
         )
-        return [
-            (chunk.ordinal, chunk.breadcrumb, chunk.text)
-            for key, chunk in stored_chunks(rows, layout).items()
-            if (split_key(key) or ("", 0))[0] == source
-        ]
+        wanted = set(sources)
+        out: dict[str, list[DocumentChunk]] = {}
+        for key, chunk in stored_chunks(rows, layout).items():
+            parsed = split_key(key)
+            if parsed is not None and parsed[0] in wanted:
+                out.setdefault(parsed[0], []).append((chunk.ordinal, chunk.breadcrumb, chunk.text))
+        return out
 
     return fetch
+
+
+def _like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "\\%")
+
+
+class DocumentReads:
+    """One lookup's reads of whole documents: each document read from the store once, whichever
+    step asks for it first (the option rows of the first block's document, the best chunks of
+    the shown documents).
+
+    Example:
+        >>> calls = []
+        >>> def fetch(sources):
+        ...     calls.append(list(sources))
+        ...     return {s: [(0, s, "text")] for s in sources if s != "gone.md"}
+        >>> reads = DocumentReads(fetch)
+        >>> reads.one("a.md"), sorted(reads.many(["a.md", "b.md", "gone.md"]))
+        ([(0, 'a.md', 'text')], ['a.md', 'b.md', 'gone.md'])
+        >>> calls
+        [['a.md'], ['b.md', 'gone.md']]
+    """
+
+    def __init__(self, fetch: FetchDocuments) -> None:
+        self._fetch = fetch
+        self._read: dict[str, Sequence[DocumentChunk]] = {}
+
+    def many(self, sources: Sequence[str]) -> dict[str, Sequence[DocumentChunk]]:
+        """The stored chunks of each source (none for a source the store does not hold)."""
+        missing = [s for s in dict.fromkeys(sources) if s not in self._read]
+        if missing:
+            found = self._fetch(missing)
+            self._read |= {s: found.get(s, []) for s in missing}
+        return {s: self._read[s] for s in sources}
+
+    def one(self, source: str) -> Sequence[DocumentChunk]:
+        """The stored chunks of ``source``."""
+        return self.many([source])[source]
