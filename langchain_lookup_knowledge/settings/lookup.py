@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -30,7 +32,12 @@ from langchain_lookup_knowledge.settings.environment import (
     removed_setting_variables,
     take_unknown_setting_warnings,
 )
-from langchain_lookup_knowledge.settings.groups import GROUPS, REMOVED_SETTINGS
+from langchain_lookup_knowledge.settings.groups import (
+    GROUPS,
+    REMOVED_SETTINGS,
+    group_of,
+    setting_names,
+)
 from langchain_lookup_knowledge.settings.ingest import IngestSettings
 from langchain_lookup_knowledge.settings.limits import LimitSettings
 from langchain_lookup_knowledge.settings.records import RecordSettings
@@ -51,17 +58,60 @@ __all__ = ["LookupSettings"]
 logger = logging.getLogger("langchain_lookup_knowledge.settings")
 
 
+# ``BaseSettings``' own keyword arguments (``_env_file``, ``_secrets_dir``, ...): not settings,
+# but accepted as they always were.
+_BASE_SETTINGS_ARGUMENTS = frozenset(
+    name
+    for name in inspect.signature(BaseSettings.__init__).parameters
+    if name.startswith("_") and not name.startswith("__")
+)
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str:
+    """`` (did you mean 'a' or 'b'?)``: the names of ``candidates`` nearest ``name``, or ``""``.
+
+    Example:
+        >>> _did_you_mean("collection_name", ["collection", "catalog_collection", "top_k"])
+        " (did you mean 'collection' or 'catalog_collection'?)"
+    """
+    close = [repr(c) for c in difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)]
+    if not close:
+        return ""
+    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f" (did you mean {listed}?)"
+
+
+def _unknown_name(name: str) -> str:
+    """Why ``name``, given flat, is no setting, with the nearest settings or groups."""
+    hint = _did_you_mean(name.lower(), setting_names() + list(GROUPS))
+    return f"unknown setting {name!r}{hint or ' (docs/configuration.md lists every setting)'}"
+
+
+def _not_in_group(group: str, name: str) -> str:
+    """Why ``name``, given in ``group``, is no setting of it: its own group, or the nearest."""
+    try:
+        hint = f" ({name} is a {group_of(name)} setting)"
+    except KeyError:
+        hint = _did_you_mean(name, list(GROUPS[group].model_fields))
+    return f"{group}.{name}: not a setting of the {group} group{hint}"
+
+
 def _flattened(values: Mapping[str, Any]) -> dict[str, Any]:
     """``values`` with each group given by name (``retrieval={...}``) spread into its settings.
 
     Raises:
-        ConfigurationError: a group that is not a mapping, a name its group does not have, a
-            setting given both flat and in its group, or a removed setting.
+        ConfigurationError: a name that is no setting (flat or in its group: a typo is an error
+            here, not a default used in silence), a group that is not a mapping, a setting given
+            both flat and in its group, or a removed setting.
     """
     flat: dict[str, Any] = {}
     problems: list[str] = []
+    names = set(setting_names())
     for key, value in values.items():
         if key not in GROUPS:
+            known = key.lower() in names or key in REMOVED_SETTINGS  # names are case-insensitive
+            if not known and key not in _BASE_SETTINGS_ARGUMENTS:
+                problems.append(_unknown_name(key))
             flat[key] = value
             continue
         model = GROUPS[key]
@@ -71,7 +121,7 @@ def _flattened(values: Mapping[str, Any]) -> dict[str, Any]:
             continue
         for name, item in items.items():
             if name not in model.model_fields:
-                problems.append(f"{key}.{name}: not a setting of the {key} group")
+                problems.append(_not_in_group(key, name))
             elif name in values:
                 problems.append(f"{name} is given twice (flat and in {key})")
             else:
@@ -110,6 +160,9 @@ class LookupSettings(  # fields in the order of the groups: pydantic reads bases
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
         env_file=None,
+        # Names given in Python are checked by _flattened (a typo names the nearest settings);
+        # a LOOKUP_KNOWLEDGE_* variable that is no setting (a process environment has strays, an
+        # env file may too) is warned about and ignored, never an error: so "ignore", not "forbid".
         extra="ignore",
         frozen=False,
         validate_assignment=True,
