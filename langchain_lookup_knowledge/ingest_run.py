@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
@@ -49,8 +49,10 @@ from langchain_lookup_knowledge.ingest_scope import (
 )
 from langchain_lookup_knowledge.ingest_write import (
     FolderScope,
+    catalog_table_count,
     write_documents,
 )
+from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     chunk_document,
@@ -65,6 +67,7 @@ from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import (
     load_catalog,
     stored_chunk_keys,
+    upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.schema import (
@@ -188,6 +191,8 @@ def run_ingest(
         if problem:
             report.repaired.append(SkippedFile(doc.source, problem))
             return False
+        if entry.tables is None:  # written before the catalog counted tables: counted now
+            counted.append(replace(entry, tables=catalog_table_count(chunk(doc))))
         return True
 
     def chunk(doc: KnowledgeDocument) -> list[Chunk]:
@@ -198,7 +203,10 @@ def run_ingest(
 
     # One pass over the documents, none of them held past a bounded budget: what changed and
     # how many chunks it makes; the write then takes the changed ones group by group.
+    counted: list[CatalogEntry] = []  # unchanged documents' entries with their table count
     found = survey(feed, chunk=chunk, unchanged=unchanged, refuse=refuse)
+    if counted:
+        upsert_entries(client, catalog_name, counted)
     report.skipped.extend(found.skipped)
     for skipped in report.skipped:
         logger.info("skipped %s: %s", safe_name(skipped.source), skipped.reason)

@@ -29,6 +29,7 @@ from langchain_lookup_knowledge.knowledge.chunking import (
     Chunk,
     embedding_text,
 )
+from langchain_lookup_knowledge.knowledge.document_tables import table_count
 from langchain_lookup_knowledge.knowledge.documents import KnowledgeDocument
 from langchain_lookup_knowledge.knowledge.loader import SkippedFile
 from langchain_lookup_knowledge.knowledge.row_chunks import ROW_METADATA_KEY, TableRowChunk
@@ -100,6 +101,14 @@ def _chunk_rows(
             row[layout.source_field] = chunk.source
         rows.append(row)
     return rows
+
+
+def catalog_table_count(chunks: Sequence[Chunk]) -> int:
+    """The markdown tables of a document's chunks (its table row chunks aside): the count the
+    catalog keeps for the lookups' option rows."""
+    return table_count(
+        [(c.ordinal, c.breadcrumb, c.text) for c in chunks if not isinstance(c, TableRowChunk)]
+    )
 
 
 _Rows = list[tuple[KnowledgeDocument, list[Chunk], list[dict[str, Any]], str | None]]
@@ -391,7 +400,12 @@ def write_documents(
         entries = []
         for doc, chunks, _ in written:
             entry = CatalogEntry.from_document(
-                doc, len(chunks), chunking, root=root, namespace=namespace
+                doc,
+                len(chunks),
+                chunking,
+                root=root,
+                namespace=namespace,
+                tables=catalog_table_count(chunks),
             )
             entries.append(entry)
             report.indexed.append(doc.source)

@@ -18,6 +18,9 @@ class CatalogEntry(DocumentTerms):
     chunking: str = ""  # chunking_signature the chunks were made with ("": before signatures)
     root: str = ""  # the folder the document was ingested from ("": unknown, documents API)
     namespace: str = ""  # the source_prefix it was ingested under ("": none)
+    # markdown tables its stored chunks hold (document_tables); None: not counted (an entry
+    # written before the count was kept), so a reader must read the document to know
+    tables: int | None = None
     problems: tuple[str, ...] = ()  # what was wrong with the stored row (tolerated, reported)
 
     @classmethod
@@ -29,8 +32,10 @@ class CatalogEntry(DocumentTerms):
         *,
         root: str = "",
         namespace: str = "",
+        tables: int | None = None,
     ) -> CatalogEntry:
-        """The catalog entry of a parsed document (chunked as ``chunking`` says)."""
+        """The catalog entry of a parsed document (chunked as ``chunking`` says, its chunks
+        holding ``tables`` markdown tables)."""
         return cls(
             **{f.name: getattr(doc, f.name) for f in fields(DocumentTerms)},
             content_hash=doc.content_hash,
@@ -38,24 +43,28 @@ class CatalogEntry(DocumentTerms):
             chunking=chunking,
             root=root,
             namespace=namespace,
+            tables=tables,
         )
 
     def to_row(self) -> dict[str, Any]:
         """The Milvus row of this entry (catalog collection)."""
+        info: dict[str, Any] = {
+            "keywords": list(self.keywords),
+            "entities": list(self.entities),
+            "aliases": list(self.aliases),
+            "chunking": self.chunking,
+            "root": self.root,
+            "namespace": self.namespace,
+        }
+        if self.tables is not None:
+            info["tables"] = self.tables
         return {
             "source": self.source,
             "title": self.title[:2000],
             "category": self.category[:500],
             "content_hash": self.content_hash,
             "chunk_count": self.chunk_count,
-            "info": {
-                "keywords": list(self.keywords),
-                "entities": list(self.entities),
-                "aliases": list(self.aliases),
-                "chunking": self.chunking,
-                "root": self.root,
-                "namespace": self.namespace,
-            },
+            "info": info,
         }
 
     @classmethod
@@ -92,12 +101,32 @@ class CatalogEntry(DocumentTerms):
             chunking=_text(info.get("chunking")),
             root=_text(info.get("root")),
             namespace=_text(info.get("namespace")),
+            tables=_count(info.get("tables"), "tables", problems),
             problems=tuple(problems),
         )
 
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _count(value: Any, name: str, problems: list[str]) -> int | None:
+    """A stored count; absent is unknown (None), and so is anything but a whole number >= 0,
+    a named problem.
+
+    Example:
+        >>> problems = []
+        >>> _count(3, "tables", problems), _count(None, "tables", problems), problems
+        (3, None, [])
+        >>> _count("3", "tables", problems), problems
+        (None, ["'tables' is str, not a count"])
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        problems.append(f"'{name}' is {type(value).__name__}, not a count")
+        return None
+    return value
 
 
 def _terms(value: Any, name: str, problems: list[str]) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from langchain_lookup_knowledge.knowledge.markdown_text import is_fence
 from langchain_lookup_knowledge.knowledge.tables import is_delimiter_row
 
-__all__ = ["DocumentChunk", "Table", "document_tables"]
+__all__ = ["DocumentChunk", "Table", "document_tables", "table_count"]
 
 DocumentChunk = tuple[int, str, str]
 """A stored chunk of a document: its ordinal, breadcrumb and text (without its header)."""
@@ -99,3 +99,15 @@ def _separator_for(header: str) -> str:
     """A short separator row for ``header`` (the document's may be cut between chunks)."""
     cells = header.strip("|").count("|") + 1
     return "|" + "---|" * cells
+
+
+def table_count(chunks: Sequence[DocumentChunk]) -> int:
+    """How many markdown tables a document's chunks hold, as :func:`document_tables` reads them
+    (what ingest keeps in the catalog, so a lookup never reads a document without tables for
+    its rows).
+
+    Example:
+        >>> table_count([(0, "a", "| k | v |\\n|---|---|\\n| x | 1 |"), (1, "a", "no table")])
+        1
+    """
+    return len(document_tables(chunks))

@@ -31,6 +31,7 @@ class CatalogView:
         self._matchers: dict[str | None, L0Matcher] = {}  # most recently used last
         self._lock = threading.Lock()
         self._chunk_counts: dict[str, int] | None = None
+        self._without_tables: frozenset[str] | None = None
 
     def chunk_counts(self) -> dict[str, int]:
         """Each document's stored chunks (``<source>#0`` to ``#count - 1``), by source; made
@@ -38,6 +39,13 @@ class CatalogView:
         if self._chunk_counts is None:
             self._chunk_counts = {e.source: e.chunk_count for e in self.entries}
         return self._chunk_counts
+
+    def without_tables(self) -> frozenset[str]:
+        """The documents ingest counted no markdown table in (an entry without the count is not
+        one of them: its document may hold tables); made once per load."""
+        if self._without_tables is None:
+            self._without_tables = frozenset(e.source for e in self.entries if e.tables == 0)
+        return self._without_tables
 
     def matcher(self, key: str | None) -> L0Matcher | None:
         """The matcher of scope ``key``, if built."""

@@ -206,10 +206,12 @@ class LookupNodes:
         rows, expand = self.settings.table_rows > 0, self.settings.section_expand_chars > 0
         documents = DocumentReads(self._fetch_documents)  # each document read once per lookup
         fetch_document = documents.one
+        view = self.runtime.catalog.peek() if rows else None  # loaded by L0 already
+        no_tables = view.without_tables() if view is not None else frozenset()
         reserve = 0
         if rows and expand:  # small-to-big leaves the rows their room
             start = time.perf_counter()
-            reserve = rows_room(selection, fetch_document, self.settings, query)
+            reserve = rows_room(selection, fetch_document, self.settings, query, no_tables)
             timings["table_rows"] = ms_since(start)
         if expand:
             start = time.perf_counter()
@@ -217,7 +219,9 @@ class LookupNodes:
             timings["expand"] = ms_since(start)
         if reserve or (rows and not expand):  # rows are measured once, added once
             start = time.perf_counter()
-            selection = add_rows_for_agent(selection, fetch_document, self.settings, query)
+            selection = add_rows_for_agent(
+                selection, fetch_document, self.settings, query, no_tables
+            )
             timings["table_rows"] = timings.get("table_rows", 0.0) + ms_since(start)
         if self.settings.best_document_chunks > 0:  # last: it takes the room the others left
             start = time.perf_counter()

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -157,15 +158,20 @@ def add_table_rows(
     count: int,
     room: int,
     query: str,
+    without_tables: AbstractSet[str] = frozenset(),
 ) -> EvidenceSelection:
     """The selection with its first block showing up to ``count`` more table rows of its
-    document (see the module docstring), within ``room`` characters as the model reads them."""
+    document (see the module docstring), within ``room`` characters as the model reads them.
+    A document of ``without_tables`` (the catalog's: :meth:`.CatalogView.without_tables`) is
+    not read: it has no row to add."""
     if count <= 0 or not selection.blocks:
         return selection
     best = selection.blocks[0]
     terms = query_terms(query)
     parsed = split_key(best.evidence_key)
-    if not terms or parsed is None or shown_size(best.content) >= room:
+    if not terms or parsed is None or parsed[0] in without_tables:
+        return selection
+    if shown_size(best.content) >= room:
         return selection
     try:
         chunks = fetch(parsed[0])
@@ -184,22 +190,30 @@ def add_table_rows(
 
 
 def add_rows_for_agent(
-    selection: EvidenceSelection, fetch: FetchDocument, settings: LookupSettings, query: str
+    selection: EvidenceSelection,
+    fetch: FetchDocument,
+    settings: LookupSettings,
+    query: str,
+    without_tables: AbstractSet[str] = frozenset(),
 ) -> EvidenceSelection:
     """:func:`add_table_rows` with the lookup's settings: ``table_rows`` rows at most, within
     the room the context pack has for the first block."""
     if settings.table_rows <= 0 or not selection.blocks:
         return selection
     room = agent_first_block_room(selection.blocks, settings)
-    return add_table_rows(selection, fetch, settings.table_rows, room, query)
+    return add_table_rows(selection, fetch, settings.table_rows, room, query, without_tables)
 
 
 def rows_room(
-    selection: EvidenceSelection, fetch: FetchDocument, settings: LookupSettings, query: str
+    selection: EvidenceSelection,
+    fetch: FetchDocument,
+    settings: LookupSettings,
+    query: str,
+    without_tables: AbstractSet[str] = frozenset(),
 ) -> int:
     """The characters (as the model reads them) the rows add to the first block as matched:
     the room small-to-big leaves them when both are on (0: no row to add)."""
-    grown = add_rows_for_agent(selection, fetch, settings, query)
+    grown = add_rows_for_agent(selection, fetch, settings, query, without_tables)
     if grown is selection:
         return 0
     return shown_size(grown.blocks[0].content) - shown_size(selection.blocks[0].content)

@@ -76,3 +76,70 @@ def test_the_first_block_shows_the_answering_row_of_its_documents_table(settings
     # a lookup whose document has no table reads the same message, byte for byte
     runbook_question = "disk is full because of old log files"
     assert _ask(settings, 3, runbook_question)[0] == _ask(settings, 0, runbook_question)[0]
+
+
+def test_the_catalog_counts_each_documents_tables_and_a_table_free_one_is_never_read(
+    settings, tmp_path, monkeypatch
+):
+    from langchain_lookup_knowledge.pipeline import nodes
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    kb = tmp_path / "kb"
+    write(kb, "plugins/rate-guard.md", PAGE)
+    write(kb, "runbooks/disk-full.md", RUNBOOK)
+    ingest_folder(kb, settings)
+    entries = load_catalog(open_client(settings), settings.resolved_catalog_collection)
+    assert {e.source: e.tables for e in entries} == {
+        "plugins/rate-guard.md": 1,
+        "runbooks/disk-full.md": 0,
+    }
+
+    read: list[list[str]] = []  # a spy on the real reads of whole documents
+    real = nodes.store_documents_fetch
+
+    def counting(*args, **kwargs):
+        fetch = real(*args, **kwargs)
+
+        def spied(sources):
+            read.append(list(sources))
+            return fetch(sources)
+
+        return spied
+
+    monkeypatch.setattr(nodes, "store_documents_fetch", counting)
+    runbook_question = "disk is full because of old log files"
+    shown, artifact = _ask(settings, 3, runbook_question)
+    assert artifact["evidenceBlocks"][0]["source"] == "runbooks/disk-full.md"
+    assert read == []
+    assert shown == _ask(settings, 0, runbook_question)[0]
+    _ask(settings, 3, "rate-guard: requests of a burst should not be delayed, let them through")
+    assert read == [["plugins/rate-guard.md"]]
+
+
+def test_a_reingest_counts_the_tables_of_documents_an_older_catalog_did_not(settings, tmp_path):
+    import dataclasses
+
+    from langchain_lookup_knowledge.store.catalog_store import load_catalog, upsert_entries
+    from langchain_lookup_knowledge.store.connection import open_client
+
+    kb = tmp_path / "kb"
+    write(kb, "plugins/rate-guard.md", PAGE)
+    write(kb, "runbooks/disk-full.md", RUNBOOK)
+    ingest_folder(kb, settings)
+    client, catalog = open_client(settings), settings.resolved_catalog_collection
+    # the catalog as an earlier version wrote it: no table counts
+    upsert_entries(
+        client,
+        catalog,
+        [dataclasses.replace(e, tables=None) for e in load_catalog(client, catalog)],
+    )
+    assert {e.tables for e in load_catalog(client, catalog)} == {None}
+
+    report = ingest_folder(kb, settings)
+    assert report.chunks_written == 0  # nothing changed: nothing embedded again
+    assert sorted(report.unchanged) == ["plugins/rate-guard.md", "runbooks/disk-full.md"]
+    assert {e.source: e.tables for e in load_catalog(client, catalog)} == {
+        "plugins/rate-guard.md": 1,
+        "runbooks/disk-full.md": 0,
+    }
