@@ -61,9 +61,15 @@ def held_terms(text: str, terms: Sequence[str]) -> list[str]:
             return []
         folded_words = set(raw_words(lowered))  # ASCII: folding is lowercasing
         return [t for t in present if holds_word_key(t, folded_words)]
-    words = word_key_set(text)
+    # A word key of the text is a substring of its folded form too (casefolding goes character
+    # by character): a term that is not one is held neither way, and a text none of whose ASCII
+    # terms is one (most lines and chunks of a CJK document) needs no word keys.
     folded = fold(text)
-    return [t for t in terms if (t in words if t.isascii() else t in folded)]
+    present = [t for t in terms if t in folded]
+    if not any(t.isascii() for t in present):
+        return present
+    words = word_key_set(text)
+    return [t for t in present if not t.isascii() or t in words]
 
 
 def _best_run(lengths: Sequence[int], hits: Sequence[int], room: int) -> tuple[int, int, int]:

@@ -106,6 +106,22 @@ def test_line_hits_counts_the_terms_a_line_holds_as_word_keys(line, terms):
     assert line_hits(line, terms) == _line_hits_by_definition(line, terms)
 
 
+CJK_LINE = st.text(alphabet="磁盘节点满了配置插件 abcsSİı ＡＢ:`-", max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    CJK_LINE,
+    st.lists(st.one_of(WORDISH, st.sampled_from(["磁盘", "节点", "a", "ab", "i", "i̇", "配置"]))),
+)
+def test_held_terms_of_a_cjk_line_are_the_terms_it_holds_by_definition(line, terms):
+    from langchain_lookup_knowledge.pipeline.excerpt import held_terms
+
+    words, folded = word_key_set(line), fold(line)
+    expected = [t for t in terms if (t in words if t.isascii() else t in folded)]
+    assert held_terms(line, terms) == expected
+
+
 def test_a_plural_line_word_counts_for_its_singular_term_and_a_short_one_does_not():
     from langchain_lookup_knowledge.pipeline.excerpt import line_hits
 
