@@ -52,28 +52,27 @@ class RerankSettings(BaseModel):
         "chunk alone.",
     )
     table_rows: int = Field(
-        default=0,
+        default=3,
         ge=0,
         le=50,
         description="Option rows: the best block also shows up to this many rows of its "
         "document's markdown tables that hold the most of the question's terms (each term "
         "weighted by how few of the document's rows hold it), each under its table's header "
         "row, never a row it already shows and never past the room the context budget leaves "
-        "it. 0 (default) adds none.",
+        "it. A document ingest counted no table in is not read for them. 0 adds none.",
     )
     best_document_chunks: int = Field(
-        default=0,
+        default=3,
         ge=0,
         le=20,
-        description="Best chunks of the shown documents: each document the message shows also "
-        "shows up to this many of its other chunks, the ones holding the most of the question's "
-        "terms (each term weighted by how few of the document's chunks hold it; two terms at "
-        "least), read from the store, so the line that answers a how-to question (a variable, "
-        "a command) shows even when the search ranked the document's introduction. They only "
+        description="Best chunks of the first document: the best block's document also shows up "
+        "to this many of its other chunks, the ones holding the most of the question's terms "
+        "(each term weighted by how few of the document's chunks hold it; two terms at least), "
+        "read from the store, so the line that answers a how-to question (a variable, a "
+        "command) shows even when the search ranked the document's introduction. They only "
         "take the room the context budget has left once every shown block is shown whole (what "
         "the message shows without them it shows the same); a chunk too long for that room "
-        "shows the run of its lines holding the most of the question's terms. 0 (default) adds "
-        "none.",
+        "shows the run of its lines holding the most of the question's terms. 0 adds none.",
     )
 
     @field_validator("rerank_weights")

@@ -16,8 +16,10 @@ QUESTION = "rate-guard: requests of a burst should not be delayed, let them thro
 
 
 def _ask(settings, question: str) -> tuple[str, dict]:
-    # one block: the test is about what the first block shows
-    tool = create_lookup_knowledge_tool(settings.model_copy(update={"top_k": 1}))
+    # one block: the test is about what the first block shows, through its row chunks alone
+    # (not the option rows or the best chunks its document would add)
+    update = {"top_k": 1, "table_rows": 0, "best_document_chunks": 0}
+    tool = create_lookup_knowledge_tool(settings.model_copy(update=update))
     message = tool.invoke(
         {"type": "tool_call", "id": "1", "name": tool.name, "args": {"query": question}}
     )

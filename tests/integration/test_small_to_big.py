@@ -130,9 +130,16 @@ def test_the_best_block_shows_the_config_that_follows_the_matched_prose(settings
     shown = {}
     for limit in (0, 3000):
         tool = create_lookup_knowledge_tool(
-            # a budget that holds the grown section: this test is about the growth, not the cut
+            # a budget that holds the grown section: this test is about the growth, not the cut,
+            # and about the section, not the document's best chunks or table rows
             settings.model_copy(
-                update={"section_expand_chars": limit, "top_k": 1, "context_budget_chars": 6000}
+                update={
+                    "section_expand_chars": limit,
+                    "top_k": 1,
+                    "context_budget_chars": 6000,
+                    "best_document_chunks": 0,
+                    "table_rows": 0,
+                }
             )
         )
         message = tool.invoke(
@@ -180,6 +187,7 @@ def test_the_best_block_shows_its_documents_other_match_the_cap_left_out(setting
                     "per_document_cap": 1,  # the attribute table is no block of its own
                     "context_budget_chars": 6000,
                     "table_rows": 0,  # the row comes from the search's other match alone
+                    "best_document_chunks": 0,  # not from a read of its document
                 }
             )
         )

@@ -48,8 +48,9 @@ RUNBOOK = "# Disk full\n\n## Fix\n\n" + " ".join(
 
 
 def _ask(settings, rows: int, question: str) -> tuple[str, dict]:
-    # one block: the test is about what the first block shows, not about the blocks after it
-    update = {"table_rows": rows, "top_k": 1}
+    # one block: the test is about what the first block shows, not about the blocks after it;
+    # and about its rows, not its document's other chunks
+    update = {"table_rows": rows, "top_k": 1, "best_document_chunks": 0}
     tool = create_lookup_knowledge_tool(settings.model_copy(update=update))
     message = tool.invoke(
         {"type": "tool_call", "id": "1", "name": tool.name, "args": {"query": question}}

@@ -172,3 +172,18 @@ def test_the_message_shows_what_it_showed_before_uncut_and_within_budget(tmp_pat
     assert document_chunks_for_agent(selection, fetch, full, QUESTION) is selection
     off = settings.model_copy(update={"best_document_chunks": 0})
     assert document_chunks_for_agent(selection, fetch, off, QUESTION) is selection
+
+
+def test_a_lookup_reads_and_grows_the_first_blocks_document_only(tmp_path):
+    settings = LookupSettings(milvus_uri=str(tmp_path / "kb.db"), best_document_chunks=3)
+    other = _block("hot-spots.md#4", "读热点可以打散到多个 TiKV。", 0.9)
+    intro = _block("follower-read.md#0", FOLLOWER_READ[0][2], 0.85)
+    asked: list[list[str]] = []
+    fetch = _fetch({"follower-read.md": FOLLOWER_READ, "hot-spots.md": []}, asked)
+    # the answering document's block second: a lookup adds nothing to it, nor reads it
+    second = document_chunks_for_agent(_selection(other, intro), fetch, settings, QUESTION)
+    assert second.blocks == [other, intro]
+    assert asked == [["hot-spots.md"]]
+    grown = document_chunks_for_agent(_selection(intro, other), fetch, settings, QUESTION)
+    assert ANSWER in grown.blocks[0].content
+    assert asked[-1] == ["follower-read.md"]
