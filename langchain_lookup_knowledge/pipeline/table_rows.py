@@ -8,7 +8,8 @@ more rows of its document's markdown tables:
 
 * the rows holding the most of the question's terms, each term weighted by how few of the
   document's rows hold it (a term in every row, such as the document's own name, tells no row
-  apart); a row holding none is never added, nor one the block already shows;
+  apart), a shorter row before a longer one holding the same terms (BM25's length
+  normalisation); a row holding none is never added, nor one the block already shows;
 * each added row under its table's header row (unless the block shows that header), the tables
   in document order and each table's rows in its order, after a ``…[truncated]`` line;
 * only as many as fit the room the context pack has for the first block (:func:`.knee.
@@ -81,10 +82,22 @@ _QUERY_LIMIT = 16_384
 """The most rows one Milvus query returns."""
 
 
-def term_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
+ROW_LENGTH_K1 = 1.2
+ROW_LENGTH_B = 0.75
+"""BM25's usual ``k1`` / ``b``: how much a row's length beyond the average lowers its score."""
+
+
+def term_scores(
+    rows: Sequence[str], terms: Sequence[str], *, by_length: bool = False
+) -> list[float]:
     """Each row's (or any text's) score: the sum, over the question's terms it holds, of the
     term's weight ``log((n + 1) / (rows holding it + 0.5))`` among the ``n`` rows; 0 for a row
-    holding fewer than :data:`MIN_TERMS` of them (all of them, for a shorter question)."""
+    holding fewer than :data:`MIN_TERMS` of them (all of them, for a shorter question).
+
+    ``by_length``: the sum scaled as BM25 scales a term held once, ``(k1 + 1) / (1 + k1 (1 - b
+    + b len / mean len))``: of two rows holding the same terms the shorter one, whose subject
+    they are, ranks first (an option's own row before a long row that mentions it).
+    """
     held = [held_terms(row, terms) for row in rows]
     counts: dict[str, int] = {}
     for found in held:
@@ -93,7 +106,15 @@ def term_scores(rows: Sequence[str], terms: Sequence[str]) -> list[float]:
     n = len(rows)
     weight = {t: math.log((n + 1) / (c + 0.5)) for t, c in counts.items()}
     least = min(MIN_TERMS, len(terms))
-    return [sum(weight[t] for t in found) if len(found) >= least else 0.0 for found in held]
+    scores = [sum(weight[t] for t in found) if len(found) >= least else 0.0 for found in held]
+    if not by_length or not rows:
+        return scores
+    mean = sum(len(row) for row in rows) / n or 1.0
+    k1, b = ROW_LENGTH_K1, ROW_LENGTH_B
+    return [
+        s * (k1 + 1) / (1 + k1 * (1 - b + b * len(row) / mean))
+        for s, row in zip(scores, rows, strict=True)
+    ]
 
 
 def rows_for(
@@ -107,7 +128,7 @@ def rows_for(
         return ""
     shown = {line.strip() for line in content.splitlines()}
     places = [(t, r) for t, table in enumerate(tables) for r in range(len(table.rows))]
-    scores = term_scores([tables[t].rows[r] for t, r in places], terms)
+    scores = term_scores([tables[t].rows[r] for t, r in places], terms, by_length=True)
     ranked = sorted(
         (
             i

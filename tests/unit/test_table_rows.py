@@ -99,6 +99,21 @@ def test_a_block_elsewhere_in_the_document_gets_the_rows_under_their_header():
     assert NODELAY in lines
 
 
+def test_of_two_rows_holding_the_same_terms_the_shorter_one_comes_first():
+    """The option whose subject the terms are (a short row) before a long row mentioning them,
+    though the long row comes first in the table."""
+    long_row = (
+        "| rate | number | True | | > 0 | The maximum number of requests allowed per second. "
+        "Requests exceeding the rate and below the burst will be delayed; requests exceeding "
+        "both are rejected with the configured status code and message. |"
+    )
+    table = f"{HEADER}\n|---|---|---|---|---|---|\n{long_row}\n{NODELAY}\n" + "\n".join(FILLER)
+    tables = document_tables([(0, "limit-req > Attributes", table)])
+    added = rows_for("x", tables, query_terms(QUESTION), 1)
+    assert NODELAY in added.splitlines()
+    assert long_row not in added
+
+
 def test_rows_need_two_of_the_questions_terms_and_fit_the_room():
     _, stored = _chunks()
     tables = document_tables(stored)
