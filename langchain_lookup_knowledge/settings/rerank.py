@@ -57,7 +57,8 @@ class RerankSettings(BaseModel):
         le=50,
         description="Option rows: the best block also shows up to this many rows of its "
         "document's markdown tables that hold the most of the question's terms (each term "
-        "weighted by how few of the document's rows hold it), each under its table's header "
+        "weighted by how few of the document's rows hold it; of two rows holding the same terms, "
+        "the shorter first), each under its table's header "
         "row, never a row it already shows and never past the room the context budget leaves "
         "it. A document ingest counted no table in is not read for them. 0 adds none.",
     )
