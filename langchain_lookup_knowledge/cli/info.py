@@ -1,9 +1,9 @@
 """``lookup-knowledge info``: what a collection holds and how its lookups are judged.
 
-Its chunks and documents, its KB vocabulary, and the profile the judgement reads every lookup
-against (measured at ingest: what the knowledge base's own pseudo-questions, the same with
-their own document left out, and the off-topic probes score), with the thresholds of
-``relevanceScore``.
+Its chunks and documents, the embedder that built it (and why, under ``auto``), its KB
+vocabulary, and the profile the judgement reads every lookup against (measured at ingest: what
+the knowledge base's own pseudo-questions, the same with their own document left out, and the
+off-topic probes score), with the thresholds of ``relevanceScore``.
 
 Example:
     >>> parser = argparse.ArgumentParser()
@@ -34,6 +34,7 @@ def collection_info(settings: Any) -> dict[str, Any]:
     from langchain_lookup_knowledge.judgement.model import JudgeModel
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.embedder_record import stored_embedder
     from langchain_lookup_knowledge.store.profile_store import read_profile
     from langchain_lookup_knowledge.store.schema import require_chunk_collection
     from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
@@ -47,10 +48,20 @@ def collection_info(settings: Any) -> dict[str, Any]:
     vocabulary = load_vocabulary(client, settings)
     profile = read_profile(client, settings)
     model = JudgeModel.configured(settings.judge_model_file)
+    embedder = stored_embedder(client, settings.collection)
     out: dict[str, Any] = {
         "collection": settings.collection,
         "chunks": chunks,
         "documents": documents,
+        "embedder": None
+        if embedder is None
+        else {
+            "provider": embedder.provider,
+            "model": embedder.model,
+            "dimension": embedder.dimension,
+            "label": embedder.label(),
+            "reason": embedder.reason or None,
+        },
         "vocabulary": {
             "documents": vocabulary.vocabulary.documents,
             "terms": len(vocabulary.vocabulary.frequencies),
@@ -87,9 +98,17 @@ def _thresholds_line(out: dict[str, Any]) -> str:
     return "; ".join(f"{models.get(g, g)}: {line(t)}" for g, t in by_group.items())
 
 
+def _embedder_line(embedder: dict[str, Any] | None) -> str:
+    if embedder is None:
+        return "not recorded (the collection was made by another tool or an old version)"
+    reason = embedder.get("reason")
+    return embedder["label"] + (f"; chosen by {reason}" if reason else "")
+
+
 def _render(out: dict[str, Any]) -> str:
     lines = [
         f"collection {out['collection']!r}: {out['chunks']} chunks, {out['documents']} documents",
+        "embedder: " + _embedder_line(out["embedder"]),
         "vocabulary: "
         + (
             f"{out['vocabulary']['terms']} terms over {out['vocabulary']['documents']} documents"

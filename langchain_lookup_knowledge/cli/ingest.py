@@ -37,6 +37,9 @@ def print_ingest_report(report: Any, as_json: bool) -> None:
         f"{report.chunks_written} chunks written, {report.total_chunks} in the collection; "
         f"{report.seconds:.1f}s"
     )
+    if report.embedder:
+        why = f": {safe_name(report.embedder_reason)}" if report.embedder_reason else ""
+        print(f"  embedder: {safe_name(report.embedder)}{why}")
     if report.bm25_index_rebuilt:
         built = ", ".join(f"{k} {v:g}" for k, v in sorted(report.bm25_index.items()))
         print(f"  BM25 index rebuilt with {built or 'the engine defaults'} (nothing re-embedded)")

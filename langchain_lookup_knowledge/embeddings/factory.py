@@ -219,7 +219,9 @@ def build_embeddings(settings: LookupSettings) -> CachedQueryEmbeddings:
         384
     """
     inner: Embeddings
-    if settings.embedding_provider == "local":
+    # ``auto`` is resolved against a collection where there is one (ingest, a lookup's open);
+    # unresolved, it is the English default.
+    if settings.embedding_provider in ("local", "auto"):
         files = (
             ModelFiles.from_folder(settings.local_model_dir)
             if settings.local_model_dir

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -54,9 +54,13 @@ class EmbedderIdentity:
     dimension: int
     fingerprint: str
     probe: tuple[float, ...]
+    reason: str = field(default="", compare=False)
+    """Why this embedder was chosen (``embedding_provider=auto``); not part of its identity."""
 
     @classmethod
-    def of_vector(cls, provider: str, model: str, vector: list[float]) -> EmbedderIdentity:
+    def of_vector(
+        cls, provider: str, model: str, vector: list[float], reason: str = ""
+    ) -> EmbedderIdentity:
         """The identity of an embedder whose vector of :data:`PROBE_TEXT` is ``vector``."""
         rounded = json.dumps([round(float(x), 3) for x in vector])
         return cls(
@@ -65,14 +69,15 @@ class EmbedderIdentity:
             dimension=len(vector),
             fingerprint=hashlib.sha256(rounded.encode()).hexdigest()[:12],
             probe=tuple(round(float(x), 4) for x in vector[:PROBE_COMPONENTS]),
+            reason=reason,
         )
 
     @classmethod
-    def of(cls, embeddings: Embeddings, vector: list[float]) -> EmbedderIdentity:
+    def of(cls, embeddings: Embeddings, vector: list[float], reason: str = "") -> EmbedderIdentity:
         """The identity of ``embeddings`` (any LangChain embedder, wrappers looked through),
-        whose vector of :data:`PROBE_TEXT` is ``vector``."""
+        whose vector of :data:`PROBE_TEXT` is ``vector``; ``reason``: why it was chosen."""
         provider, model = describe_embedder(embeddings)
-        return cls.of_vector(provider, model, vector)
+        return cls.of_vector(provider, model, vector, reason)
 
     def same_model_as(self, other: EmbedderIdentity) -> bool:
         """Whether ``other`` computes the same vectors (the names are not compared: a model
@@ -92,16 +97,16 @@ class EmbedderIdentity:
 
     def to_json(self) -> str:
         """The record as stored with a collection."""
-        return json.dumps(
-            {
-                "provider": self.provider,
-                "model": self.model,
-                "dimension": self.dimension,
-                "fingerprint": self.fingerprint,
-                "probe": list(self.probe),
-            },
-            separators=(",", ":"),
-        )
+        record: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.model,
+            "dimension": self.dimension,
+            "fingerprint": self.fingerprint,
+            "probe": list(self.probe),
+        }
+        if self.reason:
+            record["reason"] = self.reason
+        return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> EmbedderIdentity:
@@ -115,8 +120,9 @@ class EmbedderIdentity:
                 dimension=int(data["dimension"]),
                 fingerprint=str(data["fingerprint"]),
                 probe=probe,
+                reason=str(data.get("reason") or ""),
             )
-        except (TypeError, KeyError, ValueError) as exc:
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
             msg = f"not an embedder record ({describe_exception(exc)}): {text[:80]!r}"
             raise ValueError(msg) from None
         return identity

@@ -172,7 +172,9 @@ def run_beir(
     baselines: bool = True,
 ) -> dict[str, Any]:
     """Evaluate; returns the report (pipeline metrics at top level, ``baselines`` beside)."""
+    from langchain_lookup_knowledge.core.language import KnowledgeLanguage
     from langchain_lookup_knowledge.embeddings import build_embeddings
+    from langchain_lookup_knowledge.embeddings.choice import choice_for_language, with_provider
     from langchain_lookup_knowledge.ingest import ingest_documents
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 
@@ -181,6 +183,9 @@ def run_beir(
     if not data.queries:
         raise ConfigurationError(f"no judged queries in split {split!r} of {folder}")
     docs = corpus_documents(data)
+    if settings.embedding_provider == "auto":  # the model that reads the corpus, as ingest does
+        choice = choice_for_language(KnowledgeLanguage.of(doc.body for doc in docs))
+        settings = with_provider(settings, choice.provider)
     embedder = build_embeddings(settings)
     collection = pipeline_collection(data, settings, docs)
     base = settings.model_copy(update={"collection": collection, "catalog_collection": None})

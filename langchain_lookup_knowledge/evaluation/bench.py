@@ -120,6 +120,7 @@ def run_bench(
     from langchain_lookup_knowledge.retrieval.vectorstore import open_vectorstore
     from langchain_lookup_knowledge.store.catalog_store import load_catalog
     from langchain_lookup_knowledge.store.connection import open_client
+    from langchain_lookup_knowledge.store.embedder_record import settings_for_collection
     from langchain_lookup_knowledge.store.schema import describe_chunk_collection
     from langchain_lookup_knowledge.tool import PIPELINE_RUN_NAME, create_lookup_knowledge_tool
 
@@ -160,9 +161,10 @@ def run_bench(
     report["cold_start_s"] = (report.get("cold_start", {}).get("lookup") or {}).get("seconds")
     report["bare_cold_start_s"] = (report.get("cold_start", {}).get("bare") or {}).get("seconds")
 
+    client = open_client(settings)
+    settings, _ = settings_for_collection(client, settings)  # auto: the collection's model
     embedder = build_embeddings(settings)
     raw = embedder.inner
-    client = open_client(settings)
     dimension = len(embedder.embed_query("dimension probe"))
     layout = describe_chunk_collection(client, settings, dimension)
     bare_store = open_vectorstore(settings, layout, raw, hybrid=False)

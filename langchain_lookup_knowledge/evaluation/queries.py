@@ -72,6 +72,8 @@ from langchain_lookup_knowledge.evaluation.variants import (
     variant_overrides,
 )
 from langchain_lookup_knowledge.settings import LookupSettings
+from langchain_lookup_knowledge.store.connection import open_client
+from langchain_lookup_knowledge.store.embedder_record import settings_for_collection
 
 __all__ = [
     "ABLATIONS",
@@ -146,6 +148,9 @@ def run_queries(
     blind = is_held_out(path) if blind is None else blind
     qset = load_questions(path, kb_name=kb_name)
     sources = indexed_sources(settings)
+    # The collection's own model (embedding_provider=auto), for the pipeline and the bare
+    # wirings alike: like with like.
+    settings, _ = settings_for_collection(open_client(settings), settings)
     qset, not_indexed = indexed_only(qset, sources)
     if not qset.in_scope:
         raise ConfigurationError(

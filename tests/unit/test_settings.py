@@ -79,7 +79,7 @@ def test_openai_needs_a_key_or_a_base_url_and_assignment_is_checked_too() -> Non
     bare = LookupSettings()
     with pytest.raises(ConfigurationError, match="embedding_provider=openai needs openai_api_key"):
         bare.embedding_provider = "openai"
-    assert bare.embedding_provider == "local"
+    assert bare.embedding_provider == "auto"  # the failed assignment changed nothing
 
 
 def test_values_that_agree_are_accepted() -> None:
