@@ -46,6 +46,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from langchain_lookup_knowledge.core.models import EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.knowledge.document_tables import DocumentChunk
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
@@ -56,7 +57,6 @@ from langchain_lookup_knowledge.pipeline.table_rows import (
     store_documents_fetch,
     term_scores,
 )
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [

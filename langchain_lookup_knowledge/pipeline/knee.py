@@ -22,12 +22,12 @@ import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.pipeline.context_pack import (
     first_block_room,
     pack_context,
     spare_room,
 )
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [

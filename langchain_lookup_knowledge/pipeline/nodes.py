@@ -253,11 +253,8 @@ class LookupNodes:
         plan = state.get("plan")
         selection = state.get("selection")
         # read only when it can matter: blocks to judge (a lookup whose store is down never
-        # waits on the vocabulary's read); the similarity decision gives relevanceScore with
-        # the typical profile
-        judged = self.settings.evidence_decision != "similarity" and bool(
-            selection is not None and selection.blocks
-        )
+        # waits on the vocabulary's read)
+        judged = selection is not None and bool(selection.blocks)
         parts = LookupParts(
             query=str(state.get("query", "")),
             plan=plan,

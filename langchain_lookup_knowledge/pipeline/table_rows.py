@@ -44,6 +44,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain_lookup_knowledge.core.filters import condition
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.knowledge.document_tables import (
     DocumentChunk,
     Table,
@@ -53,7 +54,6 @@ from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
 from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key, stored_chunks
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
