@@ -464,4 +464,5 @@ def test_a_scoped_lookup_never_reads_the_collection_wide_vocabulary(
     assert "KB vocabulary not read for a scoped lookup" in note
     assert "no KB vocabulary read" in note
     assert scoped.retrieval_trace.judgement["profile"] == "typical"
-    assert "unseen" not in note
+    assert "zorblatt" not in note  # no term of the question, seen or not, is listed
+    assert scoped.retrieval_trace.judgement["read"].get("rare_unseen_latin_idf", 0.0) == 0.0
