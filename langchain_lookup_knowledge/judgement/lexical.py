@@ -10,7 +10,7 @@ question term, and never ``high``: :func:`~.decide.lexical_score`. Pure arithmet
 Example:
     >>> from langchain_lookup_knowledge.judgement.signals import EvidenceSignals
     >>> round(lexical_confidence(EvidenceSignals(family="lexical", coverage=1.0)), 3)
-    0.998
+    0.999
 """
 
 from __future__ import annotations
