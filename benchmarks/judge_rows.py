@@ -3,7 +3,7 @@
 Every question of a knowledge base's dev files (in scope), its out-of-scope dev questions, the
 in-scope dev questions of the other knowledge bases (out of scope here, except the same
 documents in the other language), the package's off-topic probes and the KB's own
-pseudo-questions are looked up with ``evidence_decision=similarity`` (every block is kept), and
+pseudo-questions are looked up with every block kept (whatever the decision concluded), and
 each lookup's blocks (source, similarity, raw score, fused rank score) are written with the
 question's label. ``benchmarks/judge_fit.py`` turns the rows into features and fits / judges leave
 one knowledge base out. Test and holdout files are refused.

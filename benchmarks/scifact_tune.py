@@ -3,9 +3,10 @@
 Reuses the collection ``eval beir`` ingested (run it first with the same ``--uri``): no variant
 here changes what is stored, only how it is searched and reranked. Each variant is a name and
 ``LookupSettings`` overrides as JSON; every variant is scored as ``eval beir`` scores the
-pipeline (``top_k=10``, ``per_document_cap=1``, ``evidence_decision=similarity``), nDCG@10 per
-query, with a paired bootstrap interval of its difference from the defaults. Tune on the train
-split (or a slice of it with ``--every``), then measure the chosen variant once on test.
+pipeline (``top_k=10``, ``per_document_cap=1``, the rankings whatever the decision
+concluded), nDCG@10 per query, with a paired bootstrap interval of its difference from
+the defaults. Tune on the train split (or a slice of it with ``--every``), then measure the
+chosen variant once on test.
 
 Each variant runs on the BM25 index an ingest with its settings would build (``bm25_k1``,
 ``bm25_b``, ``bm25_defaults``: the defaults are ``auto``'s 0.9 / 0.4 for SciFact's standard
@@ -101,7 +102,7 @@ def main() -> None:
     collection = pipeline_collection(data, settings, corpus_documents(data))
     base = settings.model_copy(update={"collection": collection, "catalog_collection": None})
     embedder = build_embeddings(base)
-    ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity", "top_k": 10}
+    ranking_only = {"per_document_cap": 1, "top_k": 10}
 
     variants = [("defaults", {}), *map(parse_variant, args.variant)]
     index = SparseIndex(base)
@@ -110,7 +111,8 @@ def main() -> None:
     for name, overrides in variants:
         bm25_index = index.use(overrides)
         cfg = eval_settings(base, **ranking_only, **overrides)
-        run = run_pipeline(build_lookup_graph(cfg, embeddings=embedder), queries, desc=name)
+        graph = build_lookup_graph(cfg, embeddings=embedder)
+        run = run_pipeline(graph, queries, desc=name, ranking_only=True)
         scores[name] = {m: per_query(run.rankings, qrels, m) for m in METRICS}
         row: dict[str, Any] = {"overrides": overrides, "bm25_index": bm25_index}
         for m in METRICS:

@@ -278,7 +278,7 @@ def _searches(
     """Question indexes by the family their lookup takes: ``hybrid`` (the embedder reads them:
     a dense search gives their key score), ``sparse`` (BM25 alone), ``""`` (neither: a key
     score of 0, as a lookup without a BM25 field on a question the embedder cannot read)."""
-    from langchain_lookup_knowledge.pipeline.decision import similarity_readable
+    from langchain_lookup_knowledge.judgement.signals import similarity_readable
     from langchain_lookup_knowledge.pipeline.plan import retrieval_mode_for
 
     out: dict[str, list[int]] = {"hybrid": [], "sparse": [], "": []}
@@ -447,17 +447,11 @@ def lookup_rows(
     measured as ``ingest`` measures it (``{"kind": "profile", "profile": {...}}``)."""
     from langchain_lookup_knowledge.core.models import LookupResult
     from langchain_lookup_knowledge.errors import RetrievalUnavailableError
-    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
+    from langchain_lookup_knowledge.judgement.signals import evidence_signals, similarity_readable
     from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
     from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
 
-    quiet = settings.model_copy(
-        update={
-            "evidence_decision": "similarity",
-            "relevance_decision": "similarity",
-            "record_invocations": False,
-        }
-    )
+    quiet = settings.model_copy(update={"record_invocations": False})
     runtime = LookupRuntime(quiet)
     graph = build_lookup_graph(runtime=runtime, trace_policy=False)
     vocabulary = runtime.vocabulary().vocabulary
@@ -466,17 +460,23 @@ def lookup_rows(
         measured = measure_profile(settings, pseudo=pseudo, probes=probes)
         yield {"kind": "profile", "kb": kb, "profile": measured.to_dict()}
     for number, item in enumerate(todo):
-        result = LookupResult.model_validate(graph.invoke({"query": item["q"]})["result"])
+        output: dict[str, Any] = {}
+        blocks: list[EvidenceBlock] = []
+        # every block is kept, whatever the decision concluded: the blocks as packed
+        for update in graph.stream({"query": item["q"]}, stream_mode="updates"):
+            for values in update.values():
+                output.update(values or {})
+                if values and "selection" in values:
+                    blocks = list(values["selection"].blocks)
+        result = LookupResult.model_validate(output["result"])
         if result.error is not None:
             raise RetrievalUnavailableError(f"lookup failed: {result.error.message}")
         readable = similarity_readable(quiet, item["q"])
-        signals = evidence_signals(
-            result.evidence_blocks, item["q"], readable=readable, vocabulary=vocabulary
-        )
+        signals = evidence_signals(blocks, item["q"], readable=readable, vocabulary=vocabulary)
         yield dict(item) | {
             "kb": kb,
             "id": number,
-            "blocks": [block_row(b) for b in result.evidence_blocks],
+            "blocks": [block_row(b) for b in blocks],
             "signals": signals.as_dict() if signals is not None else None,
             "readable": readable,
         }

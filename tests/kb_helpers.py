@@ -88,3 +88,18 @@ def external_rows(sources: Iterable[str], embeddings: Embeddings) -> list[dict[s
                 }
             )
     return rows
+
+
+def every_block_judge_model(folder: Path) -> Path:
+    """A judgement model file (for ``judge_model_file``) that finds evidence in every lookup
+    with a block: the shipped model with its ``found`` thresholds at 0. For tests of what
+    retrieval returns (a filter, a tenant, an analyzer), not of whether the judgement finds a
+    weak match worth showing."""
+    from langchain_lookup_knowledge.judgement.model import model_text
+
+    data = json.loads(model_text(None))
+    for thresholds in [data["thresholds"], *data.get("group_thresholds", {}).values()]:
+        thresholds["found"] = 0.0
+    path = folder / "every_block_judge_model.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

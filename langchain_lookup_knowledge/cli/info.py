@@ -68,7 +68,7 @@ def collection_info(settings: Any) -> dict[str, Any]:
         }
         if vocabulary.vocabulary is not None
         else {"none": vocabulary.note},
-        "evidenceDecision": settings.evidence_decision,
+        "evidenceDecision": "profiled",  # the one decision (the key stays for --json readers)
         "thresholds": dict(model.thresholds),
         "groupThresholds": {g: dict(t) for g, t in model.group_thresholds.items()},
     }

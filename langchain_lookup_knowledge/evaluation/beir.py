@@ -208,16 +208,20 @@ def run_beir(
     bm25_index = indexed_bm25_parameters(client, layout)
 
     # BEIR measures ranking: every judged query is answerable, so the evidence decision (which
-    # eval queries measures with out-of-scope questions) does not withhold rankings here.
-    ranking_only = {"per_document_cap": 1, "evidence_decision": "similarity"}
-    top = runner.eval_settings(base, top_k=10, **ranking_only)
+    # eval queries measures with out-of-scope questions) does not withhold rankings here: they
+    # are the reranked blocks whatever it concluded.
+    top = runner.eval_settings(base, top_k=10, per_document_cap=1)
     deep = runner.eval_settings(
-        base, top_k=DEEP_K, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES), **ranking_only
+        base, top_k=DEEP_K, candidate_k=max(base.rerank_pool, DEEP_CANDIDATES), per_document_cap=1
     )
     graph = build_lookup_graph(top, embeddings=embedder)
-    first = runner.run_pipeline(graph, data.queries, desc="pipeline", progress=progress)
+    first = runner.run_pipeline(
+        graph, data.queries, desc="pipeline", progress=progress, ranking_only=True
+    )
     deep_graph = build_lookup_graph(deep, embeddings=embedder)
-    second = runner.run_pipeline(deep_graph, data.queries, desc="pipeline@100", progress=progress)
+    second = runner.run_pipeline(
+        deep_graph, data.queries, desc="pipeline@100", progress=progress, ranking_only=True
+    )
     metrics = aggregate(first.rankings, data.qrels, TOP_METRICS) | aggregate(
         second.rankings, data.qrels, ["recall@100"]
     )

@@ -87,8 +87,13 @@ def run_pipeline(
     progress: bool = False,
     settings: LookupSettings | None = None,
     vocabulary: KbVocabulary | None = None,
+    ranking_only: bool = False,
 ) -> RunOutput:
     """Every query through the compiled lookup graph; rankings are ``doc_id(block.source)``.
+
+    ``ranking_only``: the rankings are the reranked blocks' whatever the decision concluded
+    (``rerank_trace``: the blocks a ``found=false`` result withholds too), for a measure of the
+    ranking alone.
 
     ``settings`` (the graph's): whether the embedder reads each question, for the evidence
     signals' family (``similarity_readable``); None: it does. ``vocabulary``: the knowledge
@@ -99,7 +104,7 @@ def run_pipeline(
             store, a missing index): its ``found=false`` would be scored as "no evidence", which
             an out-of-scope question counts as right, so the run stops instead of scoring it.
     """
-    from langchain_lookup_knowledge.pipeline.decision import evidence_signals, similarity_readable
+    from langchain_lookup_knowledge.judgement.signals import evidence_signals, similarity_readable
 
     out = RunOutput(
         extra={"relevance": {}, "found": {}, "score": {}, "signals": {}, "fallbacks": 0}
@@ -116,7 +121,8 @@ def run_pipeline(
                 "scored as no evidence"
                 + (", try again when the store is free" if result.error.retryable else "")
             )
-        out.rankings[qid] = [doc_id(b.source) for b in result.evidence_blocks]
+        shown = result.rerank_trace if ranking_only else result.evidence_blocks
+        out.rankings[qid] = [doc_id(b.source) for b in shown]
         # the reranked first block even when the decision withheld it (found=false)
         if result.rerank_trace:
             out.extra.setdefault("first", {})[qid] = doc_id(result.rerank_trace[0].source)

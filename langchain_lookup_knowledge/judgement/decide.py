@@ -1,13 +1,13 @@
 """The judgement of one lookup: ``relevanceScore``, and ``found`` / ``relevanceLevel`` from it.
 
 :func:`judge_blocks` reads the lookup's blocks (their sorted score vectors and the evidence
-signals, :mod:`langchain_lookup_knowledge.pipeline.decision`) against the knowledge base's
+signals, :mod:`.signals`) against the knowledge base's
 profile (measured at ingest; a typical profile when it has none: a collection ingested before
 profiles, or a scoped lookup, which never reads what the whole knowledge base holds) and scores
 them with the shipped :class:`~.model.JudgeModel`.
 
 Example:
-    >>> from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
+    >>> from langchain_lookup_knowledge.judgement.signals import EvidenceSignals
     >>> signals = EvidenceSignals(family="hybrid", similarity=0.8, coverage=1.0, agreement=1.0)
     >>> judged = judge_signals(signals, [0.8, 0.5], [1.0, 0.7], [0.03, 0.02], None)
     >>> judged.found, judged.level, judged.profile
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.judgement.features import (
     KbProfile,
@@ -29,7 +28,9 @@ from langchain_lookup_knowledge.judgement.features import (
     judgement_features,
     score_vector,
 )
+from langchain_lookup_knowledge.judgement.lexical import lexical_confidence
 from langchain_lookup_knowledge.judgement.model import JudgeModel
+from langchain_lookup_knowledge.judgement.signals import EvidenceSignals
 
 __all__ = ["Judgement", "judge_blocks", "judge_signals", "lexical_score", "typical_profile"]
 
@@ -101,15 +102,13 @@ def judge_signals(
 def lexical_score(signals: EvidenceSignals, model: JudgeModel) -> float:
     """A lexical lookup (a question the embedder cannot read, on a collection whose BM25
     analyzer does not read its language either) has no score the judgement can read, and no
-    such lookup answered in scope was in its fit: its score is the calibrated evidence model's
-    confidence in its term coverage and vocabulary, 0 when the first block holds no question
-    term, and never ``high`` (nothing but term overlap vouches for it)."""
-    from langchain_lookup_knowledge.core.evidence_model import DEFAULT_EVIDENCE_MODEL, confidence
-
+    such lookup answered in scope was in its fit: its score is :func:`~.lexical.lexical_confidence`
+    (its term coverage and vocabulary), 0 when the first block holds no question term, and
+    never ``high`` (nothing but term overlap vouches for it)."""
     if signals.coverage == 0:
         return 0.0
     ceiling = model.thresholds_of("lexical").get("high", 1.0) - 1e-3
-    return min(confidence(signals, DEFAULT_EVIDENCE_MODEL), ceiling)
+    return min(lexical_confidence(signals), ceiling)
 
 
 def judge_blocks(

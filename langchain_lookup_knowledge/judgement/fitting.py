@@ -239,8 +239,8 @@ def judged(model: JudgeModel, it: dict) -> tuple[float, bool, str]:
     score = model.score_features(it["group"], it["x"])
     signals = it["row"]["signals"]
     if signals["family"] == "lexical":  # as a lookup scores it (judgement.decide)
-        from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals
         from langchain_lookup_knowledge.judgement.decide import lexical_score
+        from langchain_lookup_knowledge.judgement.signals import EvidenceSignals
 
         score = lexical_score(EvidenceSignals(**signals), model)
     found, level = model.decide(score, "lexical" if signals["family"] == "lexical" else it["group"])

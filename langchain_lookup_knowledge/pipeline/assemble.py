@@ -42,11 +42,11 @@ from langchain_lookup_knowledge.core.models import (
     RetrievalTrace,
     SidecarReport,
 )
+from langchain_lookup_knowledge.judgement.completeness import completeness_hint
+from langchain_lookup_knowledge.judgement.decision import decide_evidence
 from langchain_lookup_knowledge.pipeline.context_pack import pack_context
-from langchain_lookup_knowledge.pipeline.decision import decide_evidence
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.plan import QueryPlan
-from langchain_lookup_knowledge.pipeline.relevance import completeness_hint
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.vocabulary_store import VocabularyRead
 
@@ -100,7 +100,7 @@ class LookupParts:
     path_used: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     sidecar: SidecarReport | None = None
-    vocabulary: VocabularyRead | None = None  # the KB's, for the calibrated decision
+    vocabulary: VocabularyRead | None = None  # the KB's vocabulary and profile, for the decision
 
 
 def _message(found: bool, count: int, error: RetrievalError | None) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from langchain_lookup_knowledge.core.checks import require_at_least
 from langchain_lookup_knowledge.core.models import (
@@ -45,6 +46,7 @@ from langchain_lookup_knowledge.pipeline.message import block_header, quote_text
 __all__ = [
     "DEFAULT_MIN_CONTENT_CHARS",
     "TRUNCATION_MARKER",
+    "PackMeasure",
     "block_header",
     "block_why",
     "first_block_room",
@@ -144,6 +146,7 @@ def pack_context(
     header: Callable[[int, EvidenceBlock], str] = block_header,
     body: Callable[[str], str] = _body,
     focus_terms: Sequence[str] = (),
+    measure: PackMeasure | None = None,
 ) -> ContextPack:
     """Pack ranked evidence blocks into at most ``budget_chars`` characters of text.
 
@@ -159,6 +162,9 @@ def pack_context(
         body: A block's document text as shown (quoted lines).
         focus_terms: The question's terms: a block that must be cut shows the run of its lines
             holding the most of them when that is not its head (:mod:`.excerpt`).
+        measure: The budget as already measured for these blocks (:class:`PackMeasure`, of
+            the same budget, floor and ``shown``, with the default header and body): packed
+            with it rather than measured again.
 
     Returns:
         The text, included/omitted sources, budget, characters used, whether anything was cut
@@ -180,9 +186,21 @@ def pack_context(
     require_at_least(0, shown=shown)
 
     candidates = blocks[:shown]
-    headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
-    bodies = [body(block.content) for block in candidates]
-    fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    if measure is None:
+        headers = [header(rank, block) for rank, block in enumerate(candidates, start=1)]
+        bodies = [body(block.content) for block in candidates]
+        fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+    else:
+        if (measure.budget_chars, measure.min_content_chars, measure.shown) != (
+            budget_chars,
+            min_content_chars,
+            shown,
+        ):
+            msg = "pack_context: the measure is of another budget, floor or shown count"
+            raise ValueError(msg)
+        measure = measure.updated(blocks)
+        headers, bodies = list(measure.headers), list(measure.bodies)
+        fixed, floors = measure.fixed, list(measure.floors)
     included = len(floors)
 
     shares = _best_first_shares([len(b) for b in bodies[:included]], floors, budget_chars - fixed)
@@ -234,6 +252,101 @@ def _included(
         fixed += need
         floors.append(minimum)
     return fixed, floors
+
+
+@dataclass(frozen=True)
+class PackMeasure:
+    """The budget measured once for a lookup: the first ``shown`` blocks' headers and bodies as
+    shown, and :func:`_included` of them (the characters of the included headers, each included
+    block's content floor). The steps that grow blocks read their room from it, and
+    :func:`pack_context` packs with it; :meth:`updated` carries it to grown blocks, quoting only
+    a block whose content changed.
+
+    Example:
+        >>> blocks = [EvidenceBlock(evidence_key=f"a.md#{i}", source="a.md", title="A",
+        ...                         content="word " * 100) for i in range(2)]
+        >>> measure = PackMeasure.of(blocks, 600)
+        >>> measure.first_block_room(), measure.spare_room()
+        (439, 0)
+    """
+
+    budget_chars: int
+    min_content_chars: int
+    shown: int
+    contents: tuple[str, ...]  # the measured blocks' contents, to tell a grown one
+    headers: tuple[str, ...]
+    bodies: tuple[str, ...]
+    fixed: int
+    floors: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls,
+        blocks: Sequence[EvidenceBlock],
+        budget_chars: int,
+        *,
+        min_content_chars: int = DEFAULT_MIN_CONTENT_CHARS,
+        shown: int | None = None,
+    ) -> PackMeasure:
+        """Measure the first ``shown`` of ``blocks`` (None: all) within ``budget_chars``."""
+        require_at_least(0, budget_chars=budget_chars, min_content_chars=min_content_chars)
+        shown = len(blocks) if shown is None else shown
+        require_at_least(0, shown=shown)
+        candidates = blocks[:shown]
+        headers = [block_header(rank, block) for rank, block in enumerate(candidates, start=1)]
+        bodies = [_body(block.content) for block in candidates]
+        return cls._of(budget_chars, min_content_chars, shown, candidates, headers, bodies)
+
+    @classmethod
+    def _of(
+        cls,
+        budget_chars: int,
+        min_content_chars: int,
+        shown: int,
+        candidates: Sequence[EvidenceBlock],
+        headers: Sequence[str],
+        bodies: Sequence[str],
+    ) -> PackMeasure:
+        fixed, floors = _included(headers, bodies, budget_chars, min_content_chars)
+        return cls(
+            budget_chars,
+            min_content_chars,
+            shown,
+            tuple(b.content for b in candidates),
+            tuple(headers),
+            tuple(bodies),
+            fixed,
+            tuple(floors),
+        )
+
+    def updated(self, blocks: Sequence[EvidenceBlock]) -> PackMeasure:
+        """The measure of ``blocks``: the measured blocks, some of them grown (content only:
+        small-to-big, table rows, a document's best chunks). Only a grown block is quoted
+        again; the same blocks give this measure itself."""
+        candidates = blocks[: self.shown]
+        if len(candidates) != len(self.contents):
+            msg = f"measured {len(self.contents)} blocks, given {len(candidates)}"
+            raise ValueError(msg)
+        grown = [i for i, b in enumerate(candidates) if b.content != self.contents[i]]
+        if not grown:
+            return self
+        bodies = list(self.bodies)
+        for i in grown:
+            bodies[i] = _body(candidates[i].content)
+        return self._of(
+            self.budget_chars, self.min_content_chars, self.shown, candidates, self.headers, bodies
+        )
+
+    def first_block_room(self) -> int:
+        """:func:`first_block_room` of the measured blocks."""
+        floors = self.floors
+        return max(0, self.budget_chars - self.fixed - sum(floors[1:])) if floors else 0
+
+    def spare_room(self) -> int:
+        """:func:`spare_room` of the measured blocks."""
+        if len(self.floors) < len(self.bodies):
+            return 0
+        return max(0, self.budget_chars - self.fixed - sum(len(b) for b in self.bodies))
 
 
 def _measured(

@@ -46,7 +46,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from langchain_lookup_knowledge.core.models import EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.knowledge.document_tables import DocumentChunk
+from langchain_lookup_knowledge.pipeline.context_pack import PackMeasure
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
 from langchain_lookup_knowledge.pipeline.expand import compose, shown_size, split_key
@@ -56,7 +58,6 @@ from langchain_lookup_knowledge.pipeline.table_rows import (
     store_documents_fetch,
     term_scores,
 )
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
@@ -233,7 +234,11 @@ def add_document_chunks(
 
 
 def document_chunks_for_agent(
-    selection: EvidenceSelection, fetch: FetchDocuments, settings: LookupSettings, query: str
+    selection: EvidenceSelection,
+    fetch: FetchDocuments,
+    settings: LookupSettings,
+    query: str,
+    measure: PackMeasure | None = None,
 ) -> EvidenceSelection:
     """:func:`add_document_chunks` with the lookup's settings: ``best_document_chunks`` chunks
     of the first block's document at most (:data:`AGENT_DOCUMENTS`), the blocks above the
@@ -241,7 +246,7 @@ def document_chunks_for_agent(
     all whole."""
     if settings.best_document_chunks <= 0 or not selection.blocks:
         return selection
-    room = agent_spare_room(selection.blocks, settings)
+    room = agent_spare_room(selection.blocks, settings, measure)
     shown = knee_count([b.score for b in selection.blocks], settings.relevance_knee)
     return add_document_chunks(
         selection,

@@ -47,6 +47,7 @@ from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import EvidenceBlock
 from langchain_lookup_knowledge.knowledge.chunking import BREADCRUMB_SEPARATOR
 from langchain_lookup_knowledge.knowledge.row_chunks import is_row_chunk
+from langchain_lookup_knowledge.pipeline.context_pack import PackMeasure
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
@@ -228,14 +229,18 @@ def expand_selection(
 
 
 def expand_for_agent(
-    selection: EvidenceSelection, fetch: Fetch, settings: LookupSettings, reserve: int = 0
+    selection: EvidenceSelection,
+    fetch: Fetch,
+    settings: LookupSettings,
+    reserve: int = 0,
+    measure: PackMeasure | None = None,
 ) -> EvidenceSelection:
     """:func:`expand_selection` with the lookup's settings: up to ``section_expand_chars``, never
     past the room the context pack has for the first block less ``reserve`` (what is to be
     added after it: :mod:`.table_rows`), other matches down to the relevance knee."""
     if settings.section_expand_chars <= 0 or not selection.blocks:
         return selection
-    room = agent_first_block_room(selection.blocks, settings) - reserve
+    room = agent_first_block_room(selection.blocks, settings, measure) - reserve
     limit = min(settings.section_expand_chars, room)
     return expand_selection(selection, fetch, limit, min_share=settings.relevance_knee)
 

@@ -22,16 +22,13 @@ import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import ContextPack, EvidenceBlock
-from langchain_lookup_knowledge.pipeline.context_pack import (
-    first_block_room,
-    pack_context,
-    spare_room,
-)
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
+from langchain_lookup_knowledge.core.term_match import query_terms
+from langchain_lookup_knowledge.pipeline.context_pack import PackMeasure, pack_context
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
     "agent_first_block_room",
+    "agent_measure",
     "agent_spare_room",
     "knee_count",
     "knee_score",
@@ -62,12 +59,27 @@ def knee_count(scores: Sequence[float], ratio: float) -> int:
     return len(scores)
 
 
+def agent_measure(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> PackMeasure:
+    """The context budget measured for the blocks above the relevance knee: done once per
+    lookup, then carried to the grown blocks (:meth:`PackMeasure.updated`) by the steps that
+    read their room from it and by :func:`pack_agent_context`."""
+    scores = [b.score for b in blocks]
+    return PackMeasure.of(
+        blocks,
+        settings.context_budget_chars,
+        shown=knee_count(scores, settings.relevance_knee),
+    )
+
+
 def pack_agent_context(
-    blocks: Sequence[EvidenceBlock], settings: LookupSettings, query: str = ""
+    blocks: Sequence[EvidenceBlock],
+    settings: LookupSettings,
+    query: str = "",
+    measure: PackMeasure | None = None,
 ) -> ContextPack:
     """The blocks above the relevance knee packed within the context budget (the others
     recorded as left out); a block that must be cut shows the lines that hold the most of the
-    ``query``'s terms."""
+    ``query``'s terms. ``measure``: the lookup's :func:`agent_measure` (None: measured here)."""
     scores = [b.score for b in blocks]
     return pack_context(
         blocks,
@@ -75,26 +87,29 @@ def pack_agent_context(
         shown=knee_count(scores, settings.relevance_knee),
         knee=knee_score(scores, settings.relevance_knee),
         focus_terms=query_terms(query),
+        measure=measure,
     )
 
 
-def agent_first_block_room(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> int:
+def agent_first_block_room(
+    blocks: Sequence[EvidenceBlock],
+    settings: LookupSettings,
+    measure: PackMeasure | None = None,
+) -> int:
     """The most document text (quoted, as shown) :func:`pack_agent_context` can give the first
-    block: the budget less the shown blocks' headers and the later blocks' content floors."""
-    scores = [b.score for b in blocks]
-    return first_block_room(
-        blocks,
-        settings.context_budget_chars,
-        shown=knee_count(scores, settings.relevance_knee),
-    )
+    block: the budget less the shown blocks' headers and the later blocks' content floors.
+    ``measure``: the lookup's :func:`agent_measure` (None: measured here)."""
+    measured = agent_measure(blocks, settings) if measure is None else measure.updated(blocks)
+    return measured.first_block_room()
 
 
-def agent_spare_room(blocks: Sequence[EvidenceBlock], settings: LookupSettings) -> int:
+def agent_spare_room(
+    blocks: Sequence[EvidenceBlock],
+    settings: LookupSettings,
+    measure: PackMeasure | None = None,
+) -> int:
     """The document text (quoted, as shown) the blocks above the relevance knee can grow by
-    while :func:`pack_agent_context` still shows each of them whole (0: it cuts one already)."""
-    scores = [b.score for b in blocks]
-    return spare_room(
-        blocks,
-        settings.context_budget_chars,
-        shown=knee_count(scores, settings.relevance_knee),
-    )
+    while :func:`pack_agent_context` still shows each of them whole (0: it cuts one already).
+    ``measure``: the lookup's :func:`agent_measure` (None: measured here)."""
+    measured = agent_measure(blocks, settings) if measure is None else measure.updated(blocks)
+    return measured.spare_room()

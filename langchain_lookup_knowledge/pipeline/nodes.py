@@ -38,7 +38,7 @@ from langchain_lookup_knowledge.pipeline.details import build_retrieval_details,
 from langchain_lookup_knowledge.pipeline.document_chunks import document_chunks_for_agent
 from langchain_lookup_knowledge.pipeline.evidence import build_evidence_blocks
 from langchain_lookup_knowledge.pipeline.expand import Neighbour, expand_for_agent, store_fetch
-from langchain_lookup_knowledge.pipeline.knee import pack_agent_context
+from langchain_lookup_knowledge.pipeline.knee import agent_measure, pack_agent_context
 from langchain_lookup_knowledge.pipeline.record_step import final_output, record_call
 from langchain_lookup_knowledge.pipeline.rerank import RerankWeights, rerank
 from langchain_lookup_knowledge.pipeline.runtime import LookupRuntime
@@ -202,13 +202,17 @@ class LookupNodes:
         }
 
     def pack_context(self, state: PackInput) -> Update:
-        """Pack evidence into the agent's context within the budget."""
+        """Pack evidence into the agent's context within the budget, measured once: the steps
+        that grow blocks and the pack read one measure (:func:`.knee.agent_measure`), carried
+        to the grown blocks. The question is the cleaned one, as every other step reads it."""
         selection = state.get("selection")
-        query = state.get("query", "")
+        plan = state.get("plan")
+        query = plan.search_text if plan is not None else state.get("query", "")
         update: Update = {}
         timings: dict[str, float] = {}
         if selection is None or not selection.blocks:
             return {"context_pack": pack_agent_context([], self.settings, query)}
+        measure = agent_measure(selection.blocks, self.settings)
         rows, expand = self.settings.table_rows > 0, self.settings.section_expand_chars > 0
         documents = DocumentReads(self._fetch_documents)  # each document read once per lookup
         fetch_document = documents.one
@@ -217,25 +221,31 @@ class LookupNodes:
         reserve = 0
         if rows and expand:  # small-to-big leaves the rows their room
             start = time.perf_counter()
-            reserve = rows_room(selection, fetch_document, self.settings, query, no_tables)
+            reserve = rows_room(selection, fetch_document, self.settings, query, no_tables, measure)
             timings["table_rows"] = ms_since(start)
         if expand:
             start = time.perf_counter()
-            selection = expand_for_agent(selection, self._fetch, self.settings, reserve)
+            selection = expand_for_agent(selection, self._fetch, self.settings, reserve, measure)
+            measure = measure.updated(selection.blocks)  # the grown block quoted, once
             timings["expand"] = ms_since(start)
         if reserve or (rows and not expand):  # rows are measured once, added once
             start = time.perf_counter()
             selection = add_rows_for_agent(
-                selection, fetch_document, self.settings, query, no_tables
+                selection, fetch_document, self.settings, query, no_tables, measure
             )
+            measure = measure.updated(selection.blocks)
             timings["table_rows"] = timings.get("table_rows", 0.0) + ms_since(start)
         if self.settings.best_document_chunks > 0:  # last: it takes the room the others left
             start = time.perf_counter()
-            selection = document_chunks_for_agent(selection, documents.many, self.settings, query)
+            selection = document_chunks_for_agent(
+                selection, documents.many, self.settings, query, measure
+            )
+            measure = measure.updated(selection.blocks)
             timings["document_chunks"] = ms_since(start)
         if timings:
             update = {"selection": selection, "timings_ms": timings}
-        return update | {"context_pack": pack_agent_context(selection.blocks, self.settings, query)}
+        pack = pack_agent_context(selection.blocks, self.settings, query, measure)
+        return update | {"context_pack": pack}
 
     def _fetch(self, keys: Sequence[str]) -> Mapping[str, Neighbour]:
         """Stored chunks by evidence key (small-to-big's neighbours)."""
@@ -259,11 +269,8 @@ class LookupNodes:
         plan = state.get("plan")
         selection = state.get("selection")
         # read only when it can matter: blocks to judge (a lookup whose store is down never
-        # waits on the vocabulary's read); the similarity decision gives relevanceScore with
-        # the typical profile
-        judged = self.settings.evidence_decision != "similarity" and bool(
-            selection is not None and selection.blocks
-        )
+        # waits on the vocabulary's read)
+        judged = selection is not None and bool(selection.blocks)
         parts = LookupParts(
             query=str(state.get("query", "")),
             plan=plan,

@@ -10,6 +10,12 @@ from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.models import Candidate, HitReason
 from langchain_lookup_knowledge.core.rerank_weights import RerankWeights
+from langchain_lookup_knowledge.core.term_match import (
+    TEXT_TERMS_CACHE_SIZE,
+    pool_idf,
+    query_term_matches,
+    query_terms,
+)
 from langchain_lookup_knowledge.core.text import cjk_bigrams
 from langchain_lookup_knowledge.pipeline.l0 import L0Match
 from langchain_lookup_knowledge.pipeline.rerank_score import (
@@ -17,12 +23,6 @@ from langchain_lookup_knowledge.pipeline.rerank_score import (
     boosted_domains,
     l1_base,
     score_one,
-)
-from langchain_lookup_knowledge.pipeline.term_match import (
-    TEXT_TERMS_CACHE_SIZE,
-    pool_idf,
-    query_term_matches,
-    query_terms,
 )
 from langchain_lookup_knowledge.pipeline.tie_break import sibling_tie_breaks
 

@@ -257,7 +257,8 @@ class LookupRuntime:
         The vocabulary counts the whole collection, so under a scope it is not read at all:
         whether a term is "seen" would tell a tenant that another tenant's documents hold it
         (the decision's trace lists the unseen terms, and ``found`` would follow them). A scoped
-        lookup is judged by ``fallback_evidence_model``, and its trace says why.
+        lookup is judged against the typical profile without vocabulary signals, and its trace
+        says why.
         """
         if scope:
             return VocabularyRead(None, SCOPED_LOOKUP_NOTE, profile_note=SCOPED_LOOKUP_NOTE)

@@ -131,9 +131,10 @@ class PostprocessInput(TypedDict, total=False):
 
 
 class PackInput(TypedDict, total=False):
-    """What the context packer reads."""
+    """What the context packer reads (the plan: its cleaned question)."""
 
     query: str
+    plan: QueryPlan
     selection: EvidenceSelection
 
 

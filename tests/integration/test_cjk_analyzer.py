@@ -22,7 +22,7 @@ from langchain_lookup_knowledge.pipeline.models import LookupResult
 from langchain_lookup_knowledge.store.connection import close_all_clients, open_client
 from langchain_lookup_knowledge.store.schema import describe_chunk_collection
 from tests.fakes import DirectionEmbeddings
-from tests.kb_helpers import write
+from tests.kb_helpers import every_block_judge_model, write
 
 CONFIG = (
     "```json\n"
@@ -74,7 +74,7 @@ def test_a_chinese_question_finds_its_document_by_bm25(tmp_path: Path):
         milvus_uri=str(tmp_path / "milvus.db"),
         collection="zh",
         record_invocations=False,
-        evidence_decision="similarity",
+        judge_model_file=every_block_judge_model(tmp_path),
     )
     fake = DirectionEmbeddings()
     ingest_folder(kb, settings, embeddings=fake, show_progress=False)

@@ -37,6 +37,7 @@ from tests.faults import (
     run_cli,
     silent_tcp_port,
 )
+from tests.kb_helpers import every_block_judge_model
 
 CRASHLOOP_QUERY = "my pod keeps crashing and restarting"
 
@@ -105,14 +106,11 @@ def test_overlong_query_is_truncated_with_a_trace_note_and_answered(
     notes = result.retrieval_trace.notes
     assert any("truncated" in n and str(len(query.strip())) in n for n in notes), notes
     transform_notes = out["retrieval_details"]["query_transform"]["notes"]
-    # the query transform's notes, then the decision's one note: under the default (profiled)
-    # the judgement's, with its relevanceScore; under calibrated the calibrated decision's
+    # the query transform's notes, then the decision's one note: the judgement's, with its
+    # relevanceScore
     assert notes[: len(transform_notes)] == transform_notes
     (decision_note,) = notes[len(transform_notes) :]
-    if sample_kb_store.evidence_decision == "profiled":
-        assert decision_note.startswith("judgement: relevanceScore")
-    elif sample_kb_store.evidence_decision == "calibrated":
-        assert decision_note.startswith("evidence decision")
+    assert decision_note.startswith("judgement: relevanceScore")
     assert result.found
     assert result.evidence_blocks[0].source == "kubernetes/pod-crashloopbackoff.md"
 
@@ -274,12 +272,12 @@ def tenant_store(tmp_path_factory, real_embeddings):
     s = local_settings(
         root,
         collection="tenants",
-        # every filtered attempt is "low quality"; every candidate is evidence (the similarity
-        # decision: what this test checks is which tenant's documents come back, not whether
-        # the judgement finds a weak match worth showing)
+        # every filtered attempt is "low quality"; every candidate is evidence (a model that
+        # finds every block: what this test checks is which tenant's documents come back, not
+        # whether the judgement finds a weak match worth showing)
         reference_threshold=0.99,
         min_evidence_similarity=0.0,
-        evidence_decision="similarity",
+        judge_model_file=every_block_judge_model(root),
     )
     ingest_folder(kb, s, embeddings=real_embeddings, show_progress=False)
     return s

@@ -1,7 +1,7 @@
 """The knowledge base's vocabulary: counted at ingest from the stored chunks, kept beside the
 catalog in Milvus (real Milvus Lite in a temporary folder, the real embedder), read by the
-calibrated evidence decision; a collection without one (ingested before vocabularies) falls
-back to the model without vocabulary signals, and a damaged one is ignored with a note."""
+evidence judgement; a collection without one (ingested before vocabularies) is judged without
+vocabulary signals against the typical profile, and a damaged one is ignored with a note."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from langchain_lookup_knowledge.core.evidence_model import EvidenceSignals, confidence
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import LookupResult
 from langchain_lookup_knowledge.core.vocabulary import (
@@ -20,8 +19,9 @@ from langchain_lookup_knowledge.core.vocabulary import (
     vocabulary_signals,
 )
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.judgement.lexical import lexical_confidence
 from langchain_lookup_knowledge.judgement.questions import profile_questions, source_order
-from langchain_lookup_knowledge.pipeline.decision import common_words
+from langchain_lookup_knowledge.judgement.signals import EvidenceSignals, common_words
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store import chunk_texts
@@ -47,17 +47,14 @@ QUESTION = "pgbouncer connection pool exhausted"
 
 
 def _decision_note(result: LookupResult) -> str:
-    notes = [n for n in result.retrieval_trace.notes if n.startswith("evidence decision")]
+    notes = [n for n in result.retrieval_trace.notes if n.startswith("judgement:")]
     assert len(notes) == 1, result.retrieval_trace.notes
     return notes[0]
 
 
 def _lookup(settings: LookupSettings, embeddings, query: str) -> LookupResult:
     graph = build_lookup_graph(
-        settings.model_copy(
-            update={"record_invocations": False, "evidence_decision": "calibrated"}
-        ),
-        embeddings=embeddings,
+        settings.model_copy(update={"record_invocations": False}), embeddings=embeddings
     )
     return LookupResult.model_validate(graph.invoke({"query": query})["result"])
 
@@ -209,11 +206,10 @@ def test_the_everyday_latin_words_are_the_bundled_tokenizers_whole_words():
     assert not any(common.holds(w) for w in ("istio", "spnego", "kerbero", "hnsw", "velero"))
 
 
-def test_an_unseen_term_lowers_the_fitted_confidence():
-    """The default found model weighs the vocabulary: the same retrieval with the question's
-    distinctive term unseen is less likely to be evidence, on every path."""
-    model = LookupSettings().evidence_model
-    for family in ("hybrid", "dense", "sparse", "lexical"):
+def test_an_unseen_term_lowers_the_lexical_confidence():
+    """A lexical lookup's score weighs the vocabulary: the same retrieval with the question's
+    distinctive term unseen is less likely to be evidence."""
+    for family in ("lexical",):
         seen = EvidenceSignals(
             family=family, similarity=0.5, coverage=0.5, agreement=0.8, vocabulary=True
         )
@@ -226,12 +222,12 @@ def test_an_unseen_term_lowers_the_fitted_confidence():
             unseen_share=0.25,
             unseen_idf=0.45,
         )
-        assert confidence(unseen, model) < confidence(seen, model), family
+        assert lexical_confidence(unseen) < lexical_confidence(seen), family
         # the same unseen terms, a Latin-script name that is no everyday word: lower still
         named = EvidenceSignals(
             **{**unseen.__dict__, "rare_unseen_idf": 0.45, "rare_unseen_latin_idf": 0.45}
         )
-        assert confidence(named, model) < confidence(unseen, model), family
+        assert lexical_confidence(named) < lexical_confidence(unseen), family
 
 
 # --- the store (real Milvus Lite) ------------------------------------------------------------
@@ -341,16 +337,18 @@ def test_an_old_collection_falls_back_and_a_re_ingest_adds_the_vocabulary(
     assert result.found is True
     assert result.evidence_blocks[0].source == "databases/pgbouncer-connection-exhaustion.md"
     note = _decision_note(result)
-    assert "no KB vocabulary" in note
-    assert "fallback_evidence_model" in note
-    assert "unseen_idf" not in note  # the fallback model weighs no vocabulary signal
+    assert "no KB vocabulary read" in note
+    assert "typical profile" in note  # the profile is kept beside the vocabulary: gone too
+    assert result.retrieval_trace.judgement["profile"] == "typical"
 
     report = ingest_folder(tmp_path / "kb", own_kb, embeddings=ingest_embeddings)
     assert report.chunks_written == 0  # nothing re-embedded: the vocabulary alone is added
     assert load_vocabulary(client, own_kb).vocabulary is not None
-    note = _decision_note(_lookup(own_kb, real_embeddings, QUESTION))
-    assert "KB vocabulary of" in note
-    assert "unseen_idf" in note
+    again = _lookup(own_kb, real_embeddings, QUESTION)
+    note = _decision_note(again)
+    assert "no KB vocabulary read" not in note
+    assert "typical profile" not in note
+    assert again.retrieval_trace.judgement["profile"] == "kb"
 
 
 @pytest.mark.parametrize(
@@ -406,8 +404,7 @@ def test_a_damaged_vocabulary_is_ignored_with_a_note(
     result = _lookup(own_kb, real_embeddings, QUESTION)  # the lookup is not crashed
     assert result.found is True
     note = _decision_note(result)
-    assert "KB vocabulary ignored" in note
-    assert "fallback_evidence_model" in note
+    assert "no KB vocabulary read" in note
 
 
 def test_a_lookup_with_nothing_to_judge_never_reads_the_vocabulary(
@@ -426,9 +423,7 @@ def test_a_lookup_with_nothing_to_judge_never_reads_the_vocabulary(
         return real_read(self)
 
     monkeypatch.setattr(LookupRuntime, "vocabulary", counted)
-    settings = own_kb.model_copy(
-        update={"record_invocations": False, "evidence_decision": "calibrated"}
-    )
+    settings = own_kb.model_copy(update={"record_invocations": False})
     out = failing_graph(settings, real_embeddings).invoke({"query": QUESTION})
     assert LookupResult.model_validate(out["result"]).found is False
     assert reads == []
@@ -443,7 +438,8 @@ def test_a_scoped_lookup_never_reads_the_collection_wide_vocabulary(
     """The vocabulary counts every tenant's documents. Under a tenant's filter a term only
     another tenant's documents hold would count as seen, and the decision's note lists the
     unseen terms: tenant a could learn what tenant b's runbooks name. So a scoped lookup is
-    judged without it (the fallback model), and says so; an unscoped one still reads it."""
+    judged without it (and against the typical profile), and says so; an unscoped one still
+    reads it."""
     kb = tmp_path / "kb"
     for tenant, body in (
         ("a", "When the pgbouncer connection pool is exhausted, raise max_client_conn."),
@@ -459,13 +455,14 @@ def test_a_scoped_lookup_never_reads_the_collection_wide_vocabulary(
     question = "pgbouncer pool exhausted while the zorblatt ledger lags"
 
     unscoped = _decision_note(_lookup(settings, real_embeddings, question))
-    assert "KB vocabulary of 2 documents" in unscoped
+    assert "no KB vocabulary read" not in unscoped
 
     scoped_settings = settings.model_copy(update={"default_filter": {'metadata["tenant"]': "a"}})
     scoped = _lookup(scoped_settings, real_embeddings, question)
     assert {b.source for b in scoped.evidence_blocks} == {"ops/a.md"}
     note = _decision_note(scoped)
     assert "KB vocabulary not read for a scoped lookup" in note
-    assert "fallback_evidence_model" in note
-    assert "KB vocabulary of" not in note
-    assert "unseen" not in note
+    assert "no KB vocabulary read" in note
+    assert scoped.retrieval_trace.judgement["profile"] == "typical"
+    assert "zorblatt" not in note  # no term of the question, seen or not, is listed
+    assert scoped.retrieval_trace.judgement["read"].get("rare_unseen_latin_idf", 0.0) == 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.core.models import EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.pipeline.document_chunks import (
     MIN_EXCERPT,
     add_document_chunks,
@@ -16,7 +17,6 @@ from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
 from langchain_lookup_knowledge.pipeline.excerpt import MARKER
 from langchain_lookup_knowledge.pipeline.expand import shown_size
 from langchain_lookup_knowledge.pipeline.knee import agent_spare_room, pack_agent_context
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 
 QUESTION = "leader 读压力太大，想让查询读 follower 副本"
 ANSWER = "SET SESSION tidb_replica_read = 'follower';"

@@ -24,12 +24,6 @@ def problem(**values: Any) -> str:
 @pytest.mark.parametrize(
     ("values", "named"),
     [
-        (
-            {"medium_relevance": 0.7, "high_relevance": 0.5},
-            ["medium_relevance=0.7", "high_relevance=0.5"],
-        ),
-        ({"medium_relevance": 0.62}, ["medium_relevance=0.62", "high_relevance=0.62"]),
-        ({"high_relevance": 0.3}, ["high_relevance=0.3", "medium_relevance=0.45"]),
         ({"chunk_overlap": 500}, ["chunk_overlap=500", "chunk_size=1000"]),
         ({"chunk_size": 200, "chunk_overlap": 150}, ["chunk_overlap=150", "chunk_size=200"]),
         ({"top_k": 10, "candidate_k": 8}, ["candidate_k=8", "top_k=10"]),
@@ -54,7 +48,6 @@ def test_every_bad_setting_is_named_in_one_error() -> None:
     message = problem(
         top_k=0,  # out of range on its own
         embedding_batch_size=0,
-        medium_relevance=0.9,
         chunk_overlap=800,
         content_field="pk",
         default_filter={"tenant or 1==1": "a"},
@@ -62,7 +55,6 @@ def test_every_bad_setting_is_named_in_one_error() -> None:
     for part in [
         "top_k=0",
         "embedding_batch_size=0",
-        "medium_relevance=0.9",
         "chunk_overlap=800",
         "content_field='pk'",
         "default_filter=",
@@ -84,7 +76,6 @@ def test_openai_needs_a_key_or_a_base_url_and_assignment_is_checked_too() -> Non
 
 def test_values_that_agree_are_accepted() -> None:
     s = LookupSettings(
-        medium_relevance=0.61,
         top_k=10,
         candidate_k=10,
         chunk_size=1000,
@@ -99,11 +90,11 @@ def test_values_that_agree_are_accepted() -> None:
 
 def test_env_vars_are_checked_at_construction_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_TOP_K", "0")
-    monkeypatch.setenv("LOOKUP_KNOWLEDGE_MEDIUM_RELEVANCE", "0.8")
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_CHUNK_OVERLAP", "600")
     message = problem()
     assert "top_k='0' (from LOOKUP_KNOWLEDGE_TOP_K)" in message
-    assert "medium_relevance=0.8" in message
-    assert "high_relevance=0.62" in message
+    assert "chunk_overlap=600" in message
+    assert "chunk_size=1000" in message
 
 
 def test_the_tool_is_never_built_on_bad_settings(
@@ -111,19 +102,19 @@ def test_the_tool_is_never_built_on_bad_settings(
 ) -> None:
     """Before: the tool was built, and every lookup told the model retrieval was unavailable."""
     monkeypatch.setenv("LOOKUP_KNOWLEDGE_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("LOOKUP_KNOWLEDGE_HIGH_RELEVANCE", "0.3")
-    with pytest.raises(ConfigurationError, match="medium_relevance must be below high_relevance"):
+    monkeypatch.setenv("LOOKUP_KNOWLEDGE_CHUNK_OVERLAP", "600")
+    with pytest.raises(ConfigurationError, match="chunk_overlap must be below chunk_size // 2"):
         create_lookup_knowledge_tool()
     assert list(tmp_path.iterdir()) == []  # nothing opened, nothing written
 
 
 def test_assignment_is_checked_and_leaves_the_settings_unchanged() -> None:
     s = LookupSettings()
-    with pytest.raises(ConfigurationError, match=r"high_relevance=0\.3 and medium_relevance=0\.45"):
-        s.high_relevance = 0.3
+    with pytest.raises(ConfigurationError, match=r"chunk_size=1000 and chunk_overlap=600"):
+        s.chunk_overlap = 600
     with pytest.raises(ConfigurationError, match="top_k=0"):
         s.top_k = 0
-    assert (s.high_relevance, s.top_k) == (0.62, 5)
+    assert (s.chunk_overlap, s.top_k) == (150, 5)
     s.candidate_k = 5
     assert s.rerank_pool == 5
 
@@ -131,8 +122,8 @@ def test_assignment_is_checked_and_leaves_the_settings_unchanged() -> None:
 def test_model_validate_is_checked_like_the_constructor() -> None:
     """A dict of settings (a config file, another settings' model_dump) gets the same error."""
     base = LookupSettings().model_dump()
-    with pytest.raises(ConfigurationError, match=r"high_relevance=0\.3 and medium_relevance=0\.45"):
-        LookupSettings.model_validate(base | {"high_relevance": 0.3})
+    with pytest.raises(ConfigurationError, match=r"chunk_size=1000 and chunk_overlap=600"):
+        LookupSettings.model_validate(base | {"chunk_overlap": 600})
     assert LookupSettings.model_validate(base | {"top_k": 7}).top_k == 7
 
 

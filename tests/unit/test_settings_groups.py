@@ -90,6 +90,47 @@ def test_a_removed_setting_is_an_error_that_says_why(name, monkeypatch):
         LookupSettings()
 
 
+REMOVED_DECISION_SETTINGS = (
+    "evidence_decision",
+    "relevance_decision",
+    "high_relevance",
+    "medium_relevance",
+    "evidence_model",
+    "fallback_evidence_model",
+    "relevance_model",
+    "found_confidence",
+    "high_confidence",
+    "medium_confidence",
+    "evidence_term_rule",
+)
+
+
+@pytest.mark.parametrize("name", REMOVED_DECISION_SETTINGS)
+def test_a_removed_decision_setting_names_itself_and_what_replaces_it(name, monkeypatch):
+    """The decision modes and their settings are gone: given as a keyword or an environment
+    variable, each is an error naming it, saying it was removed and what replaces it."""
+    with pytest.raises(ConfigurationError) as keyword:
+        LookupSettings(**{name: "calibrated"})
+    message = str(keyword.value)
+    assert f"{name} (or LOOKUP_KNOWLEDGE_{name.upper()}) was removed" in message
+    assert "the judgement (relevanceScore read against the knowledge base's profile)" in message
+    if name != "evidence_term_rule":
+        assert "judge_model_file" in message  # the replacement
+    monkeypatch.setenv(f"LOOKUP_KNOWLEDGE_{name.upper()}", "0.5")
+    with pytest.raises(ConfigurationError, match=f"{name} .*was removed: the judgement"):
+        LookupSettings()
+
+
+def test_the_decision_settings_are_few():
+    from langchain_lookup_knowledge.settings import DecisionSettings
+
+    assert sorted(DecisionSettings.model_fields) == [
+        "evidence_vocabulary_rules",
+        "judge_model_file",
+        "min_evidence_similarity",
+    ]
+
+
 def test_model_copy_and_validate_take_flat_and_grouped_settings():
     settings = LookupSettings()
     assert settings.model_copy(update={"reference_threshold": 1.0}).reference_threshold == 1.0
@@ -99,7 +140,7 @@ def test_model_copy_and_validate_take_flat_and_grouped_settings():
 
 
 def test_group_of_names_a_settings_group():
-    assert [group_of(n) for n in ("milvus_uri", "top_k", "evidence_decision")] == [
+    assert [group_of(n) for n in ("milvus_uri", "top_k", "judge_model_file")] == [
         "store",
         "retrieval",
         "decision",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from langchain_lookup_knowledge import LookupSettings
 from langchain_lookup_knowledge.core.models import EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_terms
 from langchain_lookup_knowledge.knowledge.chunking import chunk_document
 from langchain_lookup_knowledge.knowledge.documents import parse_document
 from langchain_lookup_knowledge.pipeline.evidence import EvidenceSelection
@@ -20,7 +21,6 @@ from langchain_lookup_knowledge.pipeline.table_rows import (
     rows_for,
     rows_room,
 )
-from langchain_lookup_knowledge.pipeline.term_match import query_terms
 
 HEADER = "| Name | Type | Required | Default | Valid values | Description |"
 FILLER = [

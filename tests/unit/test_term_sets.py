@@ -1,7 +1,7 @@
 """Term sets, fast and memoised, equal their definition (issue 12, latency).
 
 ``word_key_set`` folds an ASCII text once instead of word by word; the term matcher
-(``pipeline/term_match.py``) keeps each chunk text's term set (``_TextTerms``) in a bounded memo.
+(``core/term_match.py``) keeps each chunk text's term set (``_TextTerms``) in a bounded memo.
 Neither may change a single key or a score.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_lookup_knowledge.core import term_match
 from langchain_lookup_knowledge.core.text import fold, word_key_set, word_keys
-from langchain_lookup_knowledge.pipeline import term_match
 from langchain_lookup_knowledge.pipeline.models import Candidate, ScoreLabel
 from langchain_lookup_knowledge.pipeline.rerank import rerank
 

@@ -1,21 +1,13 @@
-"""Relevance level thresholds and the completeness hint sentence."""
+"""The completeness hint sentence."""
 
 from __future__ import annotations
 
-import math
-
-import pytest
-
+from langchain_lookup_knowledge.judgement.completeness import completeness_hint
 from langchain_lookup_knowledge.pipeline.models import (
     ContextPack,
     EvidenceBlock,
     L0Hints,
     ScoreLabel,
-)
-from langchain_lookup_knowledge.pipeline.relevance import (
-    completeness_hint,
-    relevance_level,
-    top_similarity,
 )
 
 
@@ -24,31 +16,6 @@ def block(source: str, similarity: float = 0.5) -> EvidenceBlock:
         path="sdk", metric="COSINE", raw=similarity, similarity=similarity, formula="s"
     )
     return EvidenceBlock(evidence_key=f"{source}#0", source=source, content="x", score_label=label)
-
-
-@pytest.mark.parametrize(
-    ("similarity", "level"),
-    [
-        (0.62, "high"),
-        (0.9, "high"),
-        (0.45, "medium"),
-        (0.61, "medium"),
-        (0.44, "low"),
-        (None, "low"),
-        (math.nan, "low"),
-    ],
-)
-def test_relevance_level_thresholds_are_inclusive(similarity: float | None, level: str) -> None:
-    assert relevance_level(similarity, high=0.62, medium=0.45) == level
-
-
-def test_medium_above_high_is_rejected() -> None:
-    with pytest.raises(ValueError, match=r"\(0\.7\)"):
-        relevance_level(0.5, high=0.6, medium=0.7)
-
-
-def test_top_similarity_is_the_best_block_similarity() -> None:
-    assert top_similarity([block("a.md", 0.4), block("b.md", 0.7)]) == 0.7
 
 
 def test_strong_evidence_hint_counts_blocks_and_documents() -> None:

@@ -1,8 +1,8 @@
-"""How relevant and how complete the evidence looks, said in a word and a sentence for the agent."""
+"""``completenessHint``: how complete and trustworthy the evidence looks, in one sentence for
+the agent, from the decision's ``relevanceLevel`` and what the context pack shows."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from langchain_lookup_knowledge.core.display import safe_name
@@ -13,49 +13,9 @@ from langchain_lookup_knowledge.core.models import (
     RelevanceLevel,
 )
 
-__all__ = ["completeness_hint", "relevance_level", "top_similarity"]
+__all__ = ["completeness_hint"]
 
 _MAX_NAMED_SOURCES = 3
-
-
-def top_similarity(blocks: Sequence[EvidenceBlock]) -> float | None:
-    """The best normalized L1 similarity among ``blocks`` (``None`` when none carries a label).
-
-    Example:
-        >>> top_similarity([]) is None
-        True
-    """
-    values = [b.score_label.similarity for b in blocks if b.score_label is not None]
-    return max(values) if values else None
-
-
-def relevance_level(top_similarity: float | None, *, high: float, medium: float) -> RelevanceLevel:
-    """Map the best normalized similarity to ``high`` / ``medium`` / ``low``.
-
-    Args:
-        top_similarity: Best normalized L1 similarity of the evidence (``None``: no evidence).
-        high: Threshold for ``high`` (inclusive), e.g. ``LookupSettings.high_relevance``.
-        medium: Threshold for ``medium`` (inclusive), e.g. ``LookupSettings.medium_relevance``.
-
-    Raises:
-        ValueError: ``medium`` is above ``high``.
-
-    Example:
-        >>> relevance_level(0.7, high=0.62, medium=0.45)
-        'high'
-        >>> relevance_level(None, high=0.62, medium=0.45)
-        'low'
-    """
-    if medium > high:
-        msg = f"medium relevance threshold ({medium}) must not exceed high ({high})"
-        raise ValueError(msg)
-    if top_similarity is None or not math.isfinite(top_similarity):
-        return "low"
-    if top_similarity >= high:
-        return "high"
-    if top_similarity >= medium:
-        return "medium"
-    return "low"
 
 
 def _plural(count: int, word: str) -> str:
@@ -79,7 +39,7 @@ def completeness_hint(
 
     Args:
         blocks: The final evidence blocks.
-        relevance: The :func:`relevance_level` of the evidence.
+        relevance: The decision's ``relevanceLevel`` of the evidence.
         l0_hints: The L0 hints of the query, to say whether evidence agrees with the catalog.
         context_pack: The packed context, to say whether content was cut or sources omitted.
 

@@ -1,23 +1,24 @@
-"""What the evidence decision reads of a lookup: the top similarity, the dense margin, the legs'
-agreement, the question's terms the knowledge base holds and the ones it never names.
+"""What the judgement reads of a lookup besides its scores: the top similarity, the dense margin,
+the legs' agreement, the question's terms the first block holds and the ones the knowledge base
+never names (:class:`EvidenceSignals`).
+
+The family is the path the lookup took, so the judgement never weighs a signal that path lacks:
+``hybrid`` (dense + BM25 fused), ``dense`` (dense alone: a collection without BM25, a Milvus
+server before 2.5), ``sparse`` (BM25 alone: a CJK question under the English-only embedder) and
+``lexical`` (dense or hybrid on a question the embedder cannot read: its similarity is noise).
 
 ``dense_margin`` (how far the dense leg prefers the first block's document over the best other
 one among the first five blocks) is computed for every lookup and reported in the evaluation
-rows (``eval queries --json``'s ``signals``), for a fit to weigh; an ``evidence_model`` that
-weighs it shows its share in the note like any signal's; no default model does (measured on
-dev: docs/evaluation.md, "The evidence decision").
+rows (``eval queries --json``'s ``signals``); the judgement does not weigh it.
 
-The found model also reads the knowledge base's own vocabulary (stored at ingest beside the
-catalog, :mod:`langchain_lookup_knowledge.store.vocabulary_store`): how much of the question's
-IDF mass is in terms no document holds (``unseen_idf``), how much in those of them that are
-not everyday words of the language (``rare_unseen_idf``; :func:`common_words`), and how much in
-those of them written in Latin script (``rare_unseen_latin_idf``: a product or tool name, also
-in a Chinese question; the default model weighs this one). A near miss ("same domain, a topic
-the documents do not cover") usually names such a thing. A question's word that is part of a
-longer KB term (an identifier's words run together: "notready" of "KubeNodeNotReady") counts
-as seen. A collection
-without a vocabulary (ingested before them; a re-ingest adds one) is judged by
-``fallback_evidence_model``, said in the trace.
+The vocabulary signals read the knowledge base's own vocabulary (stored at ingest beside the
+catalog): how much of the question's IDF mass is in terms no document holds (``unseen_idf``),
+how much in those of them that are not everyday words of the language (``rare_unseen_idf``;
+:func:`common_words`), and how much in those of them written in Latin script
+(``rare_unseen_latin_idf``: a product or tool name, also in a Chinese question). A question's
+word that is part of a longer KB term (an identifier's words run together: "notready" of
+"KubeNodeNotReady") counts as seen. Without a vocabulary (a collection ingested before them, a
+scoped lookup) they are 0 and ``vocabulary`` is False.
 
 Example:
     >>> dense_margin([])
@@ -29,13 +30,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from langchain_lookup_knowledge.core.evidence_model import (
-    EvidenceSignals,
-)
-from langchain_lookup_knowledge.core.text import cjk_count, latin_word_count
+from langchain_lookup_knowledge.core.models import EvidenceBlock
+from langchain_lookup_knowledge.core.term_match import query_term_matches, query_terms
+from langchain_lookup_knowledge.core.text import cjk_bigrams, cjk_count, latin_word_count
 from langchain_lookup_knowledge.core.vocabulary import (
     VOCABULARY_FEATURES,
     CommonWords,
@@ -46,14 +47,12 @@ from langchain_lookup_knowledge.core.vocabulary import (
 from langchain_lookup_knowledge.embeddings.choice import english_only_embedder
 from langchain_lookup_knowledge.embeddings.onnx import ModelFiles
 from langchain_lookup_knowledge.errors import ModelFilesError
-from langchain_lookup_knowledge.pipeline.l0 import cjk_bigrams
-from langchain_lookup_knowledge.pipeline.models import EvidenceBlock
-from langchain_lookup_knowledge.pipeline.rerank import query_term_matches, query_terms
 
 if TYPE_CHECKING:
     from langchain_lookup_knowledge.settings import LookupSettings
 
 __all__ = [
+    "EvidenceSignals",
     "common_words",
     "dense_margin",
     "evidence_signals",
@@ -61,6 +60,71 @@ __all__ = [
     "seen_rules",
     "similarity_readable",
 ]
+
+
+@dataclass(frozen=True)
+class EvidenceSignals:
+    """What the judgement reads besides the scores, all from the final evidence blocks.
+
+    Attributes:
+        family: ``"hybrid"`` (dense + BM25 fused), ``"dense"`` (dense alone), ``"sparse"``
+            (BM25 alone) or ``"lexical"`` (dense or hybrid on a question the embedder cannot
+            read).
+        similarity: The best dense similarity among the blocks.
+        coverage: Share of the question's significant terms (words, CJK bigrams) in the first
+            block (title, breadcrumb, content).
+        title_overlap: Share of them in the first block's title or breadcrumb.
+        agreement: Hybrid: the first block's fused rank score (1.0: first in both lists);
+            dense: 1.0 when the first block is also the most similar; sparse: 0.
+        l0_match: 1.0 when L0 matched the first block's document by title, keyword, alias or
+            entity.
+        bm25_per_term: BM25-only: the first block's BM25 score divided by the question's terms.
+        dense_margin: The best dense similarity of the first block's document minus that of
+            the best other document among the first five blocks (0.0 when no other document
+            is among them): negative when the dense leg prefers another document to the one
+            the lookup ranked first.
+        terms: The question's significant terms.
+        unseen_share: KB vocabulary: share of the question's terms no document holds.
+        unseen_idf: KB vocabulary: their share of the question's IDF mass.
+        rarest_idf: KB vocabulary: the rarest term the KB holds, its IDF over an unseen one's.
+        rare_unseen_idf: KB vocabulary: the IDF share of the unseen terms that are not
+            everyday words of the language (what a near miss names).
+        rare_unseen_latin_idf: KB vocabulary: the part of ``rare_unseen_idf`` in
+            Latin-script terms (a product or tool name, in an English or a Chinese question).
+        vocabulary: Whether the KB vocabulary was read (else the five above are 0).
+    """
+
+    family: str
+    similarity: float = 0.0
+    coverage: float = 0.0
+    title_overlap: float = 0.0
+    agreement: float = 0.0
+    l0_match: float = 0.0
+    bm25_per_term: float = 0.0
+    dense_margin: float = 0.0
+    terms: int = 0
+    unseen_share: float = 0.0
+    unseen_idf: float = 0.0
+    rarest_idf: float = 0.0
+    rare_unseen_idf: float = 0.0
+    rare_unseen_latin_idf: float = 0.0
+    vocabulary: bool = False
+
+    def as_dict(self) -> dict[str, float | str]:
+        """Rounded, for traces and evaluation reports."""
+        values = ((k, getattr(self, k)) for k in _field_names(type(self)))  # scalars: no copy
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (read once per class, not once per lookup)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 _L0_MATCH_REASONS = frozenset({"l0_title", "l0_keyword", "l0_alias", "l0_entity"})
@@ -118,7 +182,7 @@ def evidence_signals(
     vocabulary: KbVocabulary | None = None,
     vocabulary_rules: str = "exact",
 ) -> EvidenceSignals | None:
-    """The decision's signals for ``blocks`` (best first) of ``query``; None without blocks.
+    """The judgement's signals for ``blocks`` (best first) of ``query``; None without blocks.
 
     ``readable``: whether the embedder reads the question (:func:`similarity_readable`); a
     dense or hybrid lookup of a question it cannot read is of the ``lexical`` family.
@@ -127,7 +191,7 @@ def evidence_signals(
     ``vocabulary_rules``: ``exact`` or ``operator`` (:func:`seen_rules`).
 
     Example:
-        >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+        >>> from langchain_lookup_knowledge.core.models import ScoreLabel
         >>> label = ScoreLabel(path="sdk", metric="COSINE", raw=0.6, similarity=0.6, formula="")
         >>> block = EvidenceBlock(evidence_key="a.md#0", source="a.md", title="Disk full",
         ...                       content="The node disk is full.", score_label=label)
@@ -196,7 +260,7 @@ def lookup_signals(
 
 
 def _finite(score: float) -> float:
-    """A score as the decision reads it: a non-finite one (a NaN vector, a corrupted row) is 0,
+    """A score as the judgement reads it: a non-finite one (a NaN vector, a corrupted row) is 0,
     as in the rerank's base, never certainty."""
     return score if math.isfinite(score) else 0.0
 
@@ -222,7 +286,7 @@ def dense_margin(blocks: Sequence[EvidenceBlock]) -> float:
     ranked first.
 
     Example:
-        >>> from langchain_lookup_knowledge.pipeline.models import ScoreLabel
+        >>> from langchain_lookup_knowledge.core.models import ScoreLabel
         >>> def at(source, similarity):
         ...     label = ScoreLabel(path="sdk", metric="COSINE", raw=similarity,
         ...                        similarity=similarity, formula="")
