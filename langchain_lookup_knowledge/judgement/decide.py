@@ -45,9 +45,10 @@ class Judgement:
     group: str
     profile: str  # "kb": the knowledge base's own; "typical": the shipped one
     features: dict[str, float]
+    embedder: str | None = None  # whose thresholds judged it (None: the group's own)
 
     def note(self, model: JudgeModel) -> str:
-        t = model.thresholds_of(self.group)
+        t = model.thresholds_of(self.group, self.embedder)
         shown = ", ".join(f"{k} {v:.3f}" for k, v in self.features.items())
         return (
             f"relevanceScore {self.score:.3f} ({self.group} model, {self.profile} profile): "
@@ -75,9 +76,11 @@ def judge_signals(
     raws: Sequence[float | None],
     profile: KbProfile | None,
     model_file: Path | None = None,
+    embedder: str | None = None,
 ) -> Judgement:
     """Score the first blocks' scores (best first) and ``signals`` against ``profile`` (None:
-    the typical profile) with the model of ``model_file`` (None: the shipped one)."""
+    the typical profile) with the model of ``model_file`` (None: the shipped one), read against
+    the thresholds of ``embedder`` (the ``embedding_provider``) where the model has them."""
     model = JudgeModel.configured(model_file)
     typical = typical_profile(str(model_file) if model_file is not None else None)
     vector = score_vector(signals.family, similarities, ranks, raws, signals.terms)
@@ -86,7 +89,7 @@ def judge_signals(
     score = model.score_features(group, x)
     if signals.family == "lexical":
         group, score = "lexical", lexical_score(signals, model)
-    found, level = model.decide(score, group)
+    found, level = model.decide(score, group, embedder)
     weighed = model.groups.get(group_of(signals.family)) or model.groups["dense"]
     shown = {k: round(v, 3) for k, v in x.items() if k in weighed.features}
     return Judgement(
@@ -96,6 +99,7 @@ def judge_signals(
         group=group,
         profile="kb" if profile is not None else "typical",
         features=shown,
+        embedder=embedder,
     )
 
 
@@ -116,6 +120,7 @@ def judge_blocks(
     signals: EvidenceSignals,
     profile: KbProfile | None,
     model_file: Path | None = None,
+    embedder: str | None = None,
 ) -> Judgement:
     """:func:`judge_signals` of the labelled ``blocks`` (best first)."""
     labels = [b.score_label for b in blocks if b.score_label is not None]
@@ -126,4 +131,5 @@ def judge_blocks(
         [label.raw for label in labels],
         profile,
         model_file,
+        embedder,
     )

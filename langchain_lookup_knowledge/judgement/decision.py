@@ -104,7 +104,9 @@ def decide_evidence(
     if signals is None:
         return EvidenceDecision(found=False, level="low", confidence=None, signals=None)
     profile = vocabulary.profile if vocabulary is not None else None
-    judged = judge_blocks(blocks, signals, profile, settings.judge_model_file)
+    judged = judge_blocks(
+        blocks, signals, profile, settings.judge_model_file, settings.embedding_provider
+    )
     level: RelevanceLevel = judged.level  # type: ignore[assignment]
     note = "judgement: " + judged.note(JudgeModel.configured(settings.judge_model_file))
     if profile is None:

