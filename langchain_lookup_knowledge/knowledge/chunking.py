@@ -17,14 +17,15 @@ from langchain_lookup_knowledge.knowledge.markdown_text import MARKDOWN_HEADING,
 from langchain_lookup_knowledge.knowledge.packing import pack_sections, split_span
 
 BREADCRUMB_SEPARATOR = " > "
-CHUNKING_VERSION = 9
+CHUNKING_VERSION = 10
 """Bumped whenever the same file would be chunked differently (2: HTML comments dropped;
 3: frontmatter after a licence comment, empty frontmatter, bounded headings and terms;
 4: a CJK document that fits in one Latin-sized chunk is one chunk; 5: chunks of whole blocks
 and sentences sized with the embedder's tokenizer; 6: Docusaurus tab markup read as tab titles;
 7: the overlap carries the last sentence even when it is longer than ``chunk_overlap``;
 8: markdown tables without their alignment padding; 9: SQL output tables in code without their
-padding, a table line cut between cells, no chunk without a word)."""
+padding, a table line cut between cells, no chunk without a word; 10: raw HTML read as text,
+HTML tables as markdown tables)."""
 DEFAULT_WINDOW_TOKENS = 256
 """The bundled all-MiniLM-L6-v2 reads 256 word pieces, special tokens included."""
 
@@ -57,7 +58,7 @@ def chunking_signature(chunk_size: int, chunk_overlap: int, window: str = "") ->
 
     Example:
         >>> chunking_signature(1000, 150, "hf:minilm/256")
-        'v9/1000/150/hf:minilm/256'
+        'v10/1000/150/hf:minilm/256'
     """
     tail = f"/{window}" if window else ""
     return f"v{CHUNKING_VERSION}/{chunk_size}/{chunk_overlap}{tail}"

@@ -22,6 +22,7 @@ from langchain_lookup_knowledge.knowledge.frontmatter import (
     load_bounded_yaml,
     split_frontmatter,
 )
+from langchain_lookup_knowledge.knowledge.html_text import html_as_text
 from langchain_lookup_knowledge.knowledge.markdown_text import (
     first_heading,
     is_fence,
@@ -188,7 +189,7 @@ def parse_document(
     if not text.strip():
         raise UnreadableFileError("empty file")
     meta, body, warnings = frontmatter_and_body(text, source)
-    body = compact_tables(strip_tab_markup(strip_html_comments(body)))
+    body = compact_tables(html_as_text(strip_tab_markup(strip_html_comments(body))))
     if not body.strip():
         raise UnreadableFileError("no content after the frontmatter")
     parts = PurePosixPath(source).parts
