@@ -146,7 +146,11 @@ class LookupRuntime:
         CJK rule, the evidence decision)."""
         with self._lock:
             if self.settings.embedding_provider == "auto":
-                self.settings, _ = settings_for_collection(self.client, self.settings)
+                try:
+                    self.settings, _ = settings_for_collection(self.client, self.settings)
+                except MilvusException:
+                    self.check_store()  # a damaged store is named as such
+                    raise
             return self.settings
 
     @property
