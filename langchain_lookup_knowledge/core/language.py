@@ -78,8 +78,14 @@ def document_language(text: str) -> Language | None:
         >>> document_language("kubectl get pods") is None
         True
     """
-    latin, cjk, other_script, english, other = _counts(text)
-    if latin + cjk + other_script // 4 < MIN_WORDS:
+    return _language_of(*_counts(text))
+
+
+def _language_of(
+    latin: int, cjk: int, other_script: int, english: int, other: int
+) -> Language | None:
+    """:func:`document_language` from a text's :func:`_counts`."""
+    if _words(latin, cjk, other_script) < MIN_WORDS:
         return None
     # Outside code a Chinese document still names commands, products and settings in Latin
     # letters; a Chinese word is about two characters.
@@ -92,6 +98,11 @@ def document_language(text: str) -> Language | None:
     if english >= 0.06 * latin and english > 2 * other:
         return "english"
     return "other"
+
+
+def _words(latin: int, cjk: int, other_script: int) -> int:
+    """A text's words: Latin words, CJK characters, and other-script letters four to a word."""
+    return latin + cjk + other_script // 4
 
 
 @dataclass
@@ -111,12 +122,12 @@ class KnowledgeLanguage:
 
     def add(self, text: str) -> None:
         """Count one document."""
-        language = document_language(text)
+        counts = _counts(text)  # read once: the language and the words from the same counts
+        language = _language_of(*counts)
         if language is None:
             return
-        latin, cjk, other_script, _, _ = _counts(text)
         self.documents[language] = self.documents.get(language, 0) + 1
-        self.words[language] = self.words.get(language, 0) + latin + cjk + other_script // 4
+        self.words[language] = self.words.get(language, 0) + _words(*counts[:3])
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> KnowledgeLanguage:
